@@ -1,0 +1,110 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"time"
+)
+
+// Key names one idempotent operation: the caller's Scope (tenant, account or
+// API credential) and the Idempotency-Key it sent, normalised (the bare form
+// of a quoted key). Keys from different scopes never meet.
+type Key struct {
+	Scope string
+	Key   string
+}
+
+// Response is an outcome as it is stored and replayed: the status, the
+// headers that are safe to replay, and the body.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Record is what a store holds for a key that is running or completed.
+type Record struct {
+	// Fingerprint of the request that claimed the key.
+	Fingerprint string
+	// Completed is true once an outcome is stored; Response holds it.
+	Completed bool
+	// LeaseExpires is when the running worker's lease lapses (zero once
+	// completed). A retry after this moment may take the key over.
+	LeaseExpires time.Time
+	// Response is the stored outcome when Completed.
+	Response Response
+	// ExpiresAt is when the store may forget the record. For a running
+	// record it is the lease expiry.
+	ExpiresAt time.Time
+}
+
+// Claim is the answer to [Store.Claim].
+type Claim struct {
+	// Acquired reports that the caller now owns the key and must run the
+	// work, then call Complete or Release with Token.
+	Acquired bool
+	// Token fences the caller's lease: Renew, Complete and Release succeed
+	// only while the key is still held under this token.
+	Token string
+	// TakenOver reports that the key was acquired from a worker whose lease
+	// lapsed (it crashed or hung).
+	TakenOver bool
+	// Record is the existing record when Acquired is false.
+	Record Record
+}
+
+// Store keeps idempotency records. Implementations must be safe for
+// concurrent use by multiple goroutines and, where they are shared, by
+// multiple processes. Every store passes the storetest conformance suite.
+type Store interface {
+	// Claim atomically claims k for a request with the given fingerprint.
+	//
+	// If k is unknown, or its record has passed its ExpiresAt, or it is
+	// running under a lapsed lease with the same fingerprint, the caller
+	// acquires it under a fresh token with a lease of the given length.
+	// Otherwise Claim reports the existing record and changes nothing; in
+	// particular a record whose fingerprint differs is never taken over.
+	Claim(ctx context.Context, k Key, fingerprint string, lease time.Duration) (Claim, error)
+
+	// Renew extends the lease held under token to lease from now. It returns
+	// ErrLeaseLost if the key is no longer held under token.
+	Renew(ctx context.Context, k Key, token string, lease time.Duration) error
+
+	// Complete stores resp as the outcome of k, kept for retention, if the
+	// key is still held under token; otherwise it returns ErrLeaseLost and
+	// stores nothing.
+	Complete(ctx context.Context, k Key, token string, resp Response, retention time.Duration) error
+
+	// Release forgets a running claim held under token, so a retry runs the
+	// work again. It returns ErrLeaseLost if the key is not held under token.
+	Release(ctx context.Context, k Key, token string) error
+}
+
+// Transactor is implemented by stores that can run the work inside a
+// database transaction that commits together with the stored outcome.
+// The middleware and RunOnce use it when the store implements it.
+type Transactor interface {
+	// BeginWork starts the unit of work for a key acquired under token. The
+	// returned context carries whatever the work needs to join it (pgstore
+	// exposes its transaction through pgstore.Tx). A store configured
+	// without transactions may return ctx unchanged and a Work whose Commit
+	// is an ordinary Complete.
+	BeginWork(ctx context.Context, k Key, token string) (context.Context, Work, error)
+}
+
+// Work is a unit of work begun by [Transactor.BeginWork]. Exactly one of
+// Commit or Rollback must be called.
+type Work interface {
+	// Commit stores resp for retention, fenced by the lease token, and
+	// commits the work with it. If the lease was lost the work is rolled
+	// back and Commit returns ErrLeaseLost.
+	Commit(ctx context.Context, resp Response, retention time.Duration) error
+	// Rollback discards the work. The caller then releases the key.
+	Rollback(ctx context.Context) error
+}
+
+// ErrLeaseLost is returned by a store when a key is no longer held under the
+// caller's lease token: the lease lapsed and another worker took the key
+// over, or the claim was released.
+var ErrLeaseLost = errors.New("idem/server: lease lost")
