@@ -1,0 +1,38 @@
+package pgstore
+
+import "context"
+
+// DefaultPurgeBatch is the batch size Purge uses when given zero or less.
+const DefaultPurgeBatch = 1000
+
+// Purge deletes records past their expires_at (completed records past
+// their retention, running ones whose lease lapsed) and returns how many it
+// deleted. Each batch of at most batch rows (DefaultPurgeBatch if batch <= 0)
+// is one short statement of its own, taking the oldest rows on the
+// expires_at index and skipping rows other statements hold, so Purge never
+// holds many locks for long and can run from several processes at once. It
+// loops until a batch comes back short or ctx is done, and then returns the
+// count so far with ctx's error.
+//
+// Run it periodically (a ticker goroutine or a cron job); nothing in idem
+// calls it. Records are correct without it: Claim treats an expired record
+// as absent. Purge only keeps the table small.
+func (s *Store) Purge(ctx context.Context, batch int) (int, error) {
+	if batch <= 0 {
+		batch = DefaultPurgeBatch
+	}
+	total := 0
+	for {
+		if err := ctx.Err(); err != nil {
+			return total, translate(ctx, "purge", err)
+		}
+		var n int64
+		if err := s.pool.QueryRow(ctx, s.q.purge, batch).Scan(&n); err != nil {
+			return total, translate(ctx, "purge", err)
+		}
+		total += int(n)
+		if n < int64(batch) {
+			return total, nil
+		}
+	}
+}

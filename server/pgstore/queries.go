@@ -1,0 +1,137 @@
+package pgstore
+
+import (
+	_ "embed"
+	"strings"
+)
+
+// schemaSQL is the schema Migrate applies, with {{table}} and {{index}}
+// placeholders.
+//
+//go:embed schema.sql
+var schemaSQL string
+
+// asyncCommit is a boolean SQL expression, always true, that turns
+// synchronous_commit off for the rest of the current transaction. It sits in
+// the RETURNING list of a writing statement, so it is evaluated exactly when
+// the statement writes, which is exactly when there is a commit to speed up.
+const asyncCommit = `set_config('synchronous_commit', 'off', true) = 'off'`
+
+// queries holds the SQL text of every statement a Store sends, built once by
+// New for its table.
+//
+// Parameters shared by the statements: $1 scope, $2 key, and durations as
+// whole microseconds (bigint) so that no interval encoding is involved.
+// Times come from statement_timestamp(): the database's clock, fixed for the
+// statement, correct inside a long transaction, and shared by every process
+// using the table.
+type queries struct {
+	schema   string
+	claim    string
+	takeover string
+	renew    string
+	complete string
+	commit   string
+	release  string
+	purge    string
+}
+
+func buildQueries(t tableName, durableClaims bool) queries {
+	async := asyncCommit
+	if durableClaims {
+		async = "true"
+	}
+	r := strings.NewReplacer("{{table}}", t.quoted, "{{index}}", t.index, "{{async}}", async)
+	q := queries{
+		schema: schemaSQL,
+
+		// claim: $3 fingerprint, $4 new token, $5 lease.
+		//
+		// One statement, one round trip. A new key is inserted; an existing
+		// key is only read: ON CONFLICT DO NOTHING neither locks nor writes
+		// the existing row, so a replay or an in-flight repeat assigns no
+		// transaction ID and writes no WAL. The last column says whether
+		// the existing row may be taken over: it has expired, and it is
+		// either completed (retention over) or running under a lapsed lease
+		// with the same fingerprint.
+		//
+		// Zero rows come back when the conflicting row was inserted by a
+		// transaction that committed after this statement's snapshot was
+		// taken (ON CONFLICT waited for it) or was deleted meanwhile; the
+		// caller runs the statement again.
+		claim: `WITH ins AS (
+    INSERT INTO {{table}} (scope, key, fingerprint, token, state, expires_at)
+    VALUES ($1, $2, $3, $4, 'running', statement_timestamp() + $5::bigint * interval '1 microsecond')
+    ON CONFLICT (scope, key) DO NOTHING
+    RETURNING {{async}} AS async
+)
+SELECT true, ''::text, ''::text, false, 0, NULL::jsonb, NULL::bytea, statement_timestamp(), false
+FROM ins WHERE ins.async
+UNION ALL
+SELECT false, t.fingerprint, t.token, t.state = 'completed', coalesce(t.status, 0), t.header, t.body, t.expires_at,
+       t.expires_at < statement_timestamp() AND (t.state = 'completed' OR t.fingerprint = $3)
+FROM {{table}} t
+WHERE t.scope = $1 AND t.key = $2 AND NOT EXISTS (SELECT 1 FROM ins)`,
+
+		// takeover: $3 fingerprint, $4 new token, $5 lease, $6 the token
+		// seen by claim. Fenced by that token and by the takeover
+		// condition, both re-checked on the latest row version, so of two
+		// concurrent takeovers exactly one wins and a row completed or
+		// renewed meanwhile is left alone.
+		takeover: `UPDATE {{table}}
+SET fingerprint = $3, token = $4, state = 'running', status = NULL, header = NULL, body = NULL,
+    claimed_at = statement_timestamp(),
+    expires_at = statement_timestamp() + $5::bigint * interval '1 microsecond'
+WHERE scope = $1 AND key = $2 AND token = $6
+  AND expires_at < statement_timestamp() AND (state = 'completed' OR fingerprint = $3)
+RETURNING {{async}}`,
+
+		// renew: $3 token, $4 lease.
+		renew: `UPDATE {{table}}
+SET expires_at = statement_timestamp() + $4::bigint * interval '1 microsecond'
+WHERE scope = $1 AND key = $2 AND token = $3 AND state = 'running'
+RETURNING {{async}}`,
+
+		// complete: $3 token, $4 status, $5 header (JSON), $6 body,
+		// $7 retention. Durable: this is the commit that records an outcome.
+		complete: `UPDATE {{table}}
+SET state = 'completed', status = $4, header = $5, body = $6,
+    expires_at = statement_timestamp() + $7::bigint * interval '1 microsecond'
+WHERE scope = $1 AND key = $2 AND token = $3 AND state = 'running'`,
+
+		// release: $3 token.
+		release: `DELETE FROM {{table}}
+WHERE scope = $1 AND key = $2 AND token = $3 AND state = 'running'
+RETURNING {{async}}`,
+
+		// purge: $1 batch size. Takes the oldest expired rows on the
+		// expires_at index, skipping rows another statement holds.
+		purge: `WITH gone AS (
+    DELETE FROM {{table}}
+    WHERE (scope, key) IN (
+        SELECT scope, key FROM {{table}}
+        WHERE expires_at < statement_timestamp()
+        ORDER BY expires_at
+        LIMIT $1
+        FOR UPDATE SKIP LOCKED)
+    RETURNING {{async}} AS async
+)
+SELECT count(*) FROM gone WHERE gone.async`,
+	}
+	// commit is complete run as the last statement of the work's
+	// transaction, pipelined with COMMIT. When the fence fails it divides
+	// by zero: the error aborts the transaction, PostgreSQL skips the
+	// pipelined COMMIT, and the business writes roll back with it. The
+	// divisor is computed at run time, so planning never folds it.
+	q.commit = "WITH done AS (\n" + q.complete + "\nRETURNING 1\n)\nSELECT 1 / count(*)::integer FROM done"
+
+	q.schema = r.Replace(q.schema)
+	q.claim = r.Replace(q.claim)
+	q.takeover = r.Replace(q.takeover)
+	q.renew = r.Replace(q.renew)
+	q.complete = r.Replace(q.complete)
+	q.commit = r.Replace(q.commit)
+	q.release = r.Replace(q.release)
+	q.purge = r.Replace(q.purge)
+	return q
+}

@@ -1,0 +1,27 @@
+-- Schema of the idem PostgreSQL store, applied by (*Store).Migrate.
+-- {{table}} and {{index}} are replaced by the quoted names derived from
+-- Options.Table. Every statement is idempotent.
+
+CREATE TABLE IF NOT EXISTS {{table}} (
+    -- The caller's scope (tenant, account, credential) and the normalised
+    -- Idempotency-Key. Compared byte for byte.
+    scope       text COLLATE "C" NOT NULL,
+    key         text COLLATE "C" NOT NULL,
+    -- Fingerprint of the request that claimed the key.
+    fingerprint text        NOT NULL,
+    -- Lease token of the current owner; fences Renew, Complete, Release.
+    token       text        NOT NULL,
+    state       text        NOT NULL CHECK (state IN ('running', 'completed')),
+    -- The stored outcome, set when state = 'completed'.
+    status      integer,
+    header      jsonb,
+    body        bytea,
+    -- When the current claim was made.
+    claimed_at  timestamptz NOT NULL DEFAULT statement_timestamp(),
+    -- Running: when the lease lapses. Completed: when the record may be
+    -- forgotten. Purge deletes rows past it.
+    expires_at  timestamptz NOT NULL,
+    PRIMARY KEY (scope, key)
+);
+
+CREATE INDEX IF NOT EXISTS {{index}} ON {{table}} (expires_at);

@@ -1,0 +1,217 @@
+package pgstore
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/idemhq/idem/server"
+)
+
+var (
+	_ server.Store      = (*Store)(nil)
+	_ server.Transactor = (*Store)(nil)
+)
+
+// claimAttempts bounds how often Claim re-runs its statement when a
+// concurrent claim or takeover of the same key changed the row under it.
+// Each re-run sees everything committed before it, so two are almost always
+// enough.
+const claimAttempts = 8
+
+// Store is a [server.Store] on PostgreSQL. It is safe for concurrent use by
+// multiple goroutines and by multiple processes sharing the table: leases
+// and expiry use the database's clock, never the local one.
+type Store struct {
+	pool *pgxpool.Pool
+	opts Options
+	name tableName
+	q    queries
+}
+
+// New returns a Store keeping its records in opts.Table through pool. It
+// does not touch the database; call [Store.Migrate] to create the table.
+// It fails only if opts.Table is not a valid name. The caller keeps
+// ownership of pool and closes it after the Store's last use.
+func New(pool *pgxpool.Pool, opts Options) (*Store, error) {
+	if pool == nil {
+		return nil, errors.New("pgstore: nil pool")
+	}
+	name, err := parseTable(opts.Table)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{pool: pool, opts: opts, name: name, q: buildQueries(name, opts.DurableClaims)}, nil
+}
+
+// Migrate creates the table and its expires_at index if they do not exist.
+// It is idempotent and safe to run from several processes at once: the
+// statements run in one transaction under an advisory lock named after the
+// table. It never alters an existing table.
+func (s *Store) Migrate(ctx context.Context) error {
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", s.name.lockKey); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, s.q.schema)
+		return err
+	})
+	return translate(ctx, "migrate", err)
+}
+
+// Claim implements [server.Store]. A new key, a replay and a repeat while
+// the first request runs each cost one round trip; only replays and
+// repeats never write. Taking over an expired record or a lapsed lease adds
+// a second round trip.
+func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lease time.Duration) (server.Claim, error) {
+	token := rand.Text()
+	for range claimAttempts {
+		var (
+			acquired, completed, takeover bool
+			oldFingerprint, oldToken      string
+			status                        int32
+			header, body                  []byte
+			expiresAt                     time.Time
+		)
+		err := s.pool.QueryRow(ctx, s.q.claim, k.Scope, k.Key, fingerprint, token, lease.Microseconds()).Scan(
+			&acquired, &oldFingerprint, &oldToken, &completed, &status, &header, &body, &expiresAt, &takeover)
+		switch {
+		case errors.Is(err, pgx.ErrNoRows):
+			continue // a concurrent claim committed after our snapshot: look again
+		case err != nil:
+			return server.Claim{}, translate(ctx, "claim", err)
+		case acquired:
+			return server.Claim{Acquired: true, Token: token}, nil
+		case takeover:
+			ok, err := s.takeover(ctx, k, fingerprint, token, oldToken, lease)
+			if err != nil {
+				return server.Claim{}, err
+			}
+			if ok {
+				// A completed record past its retention is forgotten, not
+				// taken from anyone; a running one had a lapsed lease.
+				return server.Claim{Acquired: true, Token: token, TakenOver: !completed}, nil
+			}
+			continue // someone else renewed, completed or took it first
+		}
+		rec := server.Record{Fingerprint: oldFingerprint, Completed: completed, ExpiresAt: expiresAt}
+		if completed {
+			rec.Response = server.Response{Status: int(status), Body: body}
+			if rec.Response.Header, err = decodeHeader(header); err != nil {
+				return server.Claim{}, fmt.Errorf("pgstore: claim: stored header: %v", err)
+			}
+		} else {
+			rec.LeaseExpires = expiresAt
+		}
+		return server.Claim{Record: rec}, nil
+	}
+	return server.Claim{}, errors.New("pgstore: claim: key kept changing under concurrent claims")
+}
+
+// takeover re-claims a key whose record claim found expired, fenced by the
+// token claim saw. It reports false if the row changed meanwhile.
+func (s *Store) takeover(ctx context.Context, k server.Key, fingerprint, token, seen string, lease time.Duration) (bool, error) {
+	var async bool
+	err := s.pool.QueryRow(ctx, s.q.takeover, k.Scope, k.Key, fingerprint, token, lease.Microseconds(), seen).Scan(&async)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, nil
+	}
+	if err != nil {
+		return false, translate(ctx, "claim", err)
+	}
+	return true, nil
+}
+
+// Renew implements [server.Store]. One round trip, committed
+// asynchronously unless Options.DurableClaims.
+func (s *Store) Renew(ctx context.Context, k server.Key, token string, lease time.Duration) error {
+	return s.fenced(ctx, "renew", s.q.renew, k.Scope, k.Key, token, lease.Microseconds())
+}
+
+// Release implements [server.Store]. One round trip, committed
+// asynchronously unless Options.DurableClaims.
+func (s *Store) Release(ctx context.Context, k server.Key, token string) error {
+	return s.fenced(ctx, "release", s.q.release, k.Scope, k.Key, token)
+}
+
+// fenced runs a statement returning one row per row it changed and maps no
+// row to server.ErrLeaseLost.
+func (s *Store) fenced(ctx context.Context, op, sql string, args ...any) error {
+	var async bool
+	err := s.pool.QueryRow(ctx, sql, args...).Scan(&async)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return server.ErrLeaseLost
+	}
+	return translate(ctx, op, err)
+}
+
+// Complete implements [server.Store]. One round trip; the commit is
+// durable.
+func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp server.Response, retention time.Duration) error {
+	args, err := completeArgs(k, token, resp, retention)
+	if err != nil {
+		return err
+	}
+	tag, err := s.pool.Exec(ctx, s.q.complete, args...)
+	if err != nil {
+		return translate(ctx, "complete", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return server.ErrLeaseLost
+	}
+	return nil
+}
+
+// completeArgs are the parameters of the complete and commit statements.
+func completeArgs(k server.Key, token string, resp server.Response, retention time.Duration) ([]any, error) {
+	header, err := encodeHeader(resp.Header)
+	if err != nil {
+		return nil, fmt.Errorf("pgstore: complete: header: %v", err)
+	}
+	return []any{k.Scope, k.Key, token, int32(resp.Status), header, resp.Body, retention.Microseconds()}, nil
+}
+
+// encodeHeader stores a nil header as NULL and anything else, empty
+// included, as a JSON object, so a replay returns what was stored.
+func encodeHeader(h http.Header) ([]byte, error) {
+	if h == nil {
+		return nil, nil
+	}
+	return json.Marshal(h)
+}
+
+func decodeHeader(b []byte) (http.Header, error) {
+	if b == nil {
+		return nil, nil
+	}
+	h := http.Header{}
+	if err := json.Unmarshal(b, &h); err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+// translate turns a pgx error into a pgstore error. Only context errors keep
+// their identity, so that callers can tell a cancelled or timed-out request
+// from a failing database; everything else is reported as text.
+func translate(ctx context.Context, op string, err error) error {
+	if err == nil {
+		return nil
+	}
+	if cerr := ctx.Err(); cerr != nil {
+		return fmt.Errorf("pgstore: %s: %w", op, cerr)
+	}
+	for _, cerr := range []error{context.Canceled, context.DeadlineExceeded} {
+		if errors.Is(err, cerr) {
+			return fmt.Errorf("pgstore: %s: %w", op, cerr)
+		}
+	}
+	return fmt.Errorf("pgstore: %s: %v", op, err)
+}
