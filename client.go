@@ -1,0 +1,476 @@
+package idem
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+)
+
+// Options configures a [Client]. The zero value means the documented
+// defaults, so New(Options{}) gives a working client without a journal.
+type Options struct {
+	// Journal makes operations survive a crash of this process: each is
+	// written to it before its first attempt, and Resume continues pending
+	// ones after a restart. Default nil: no journal, keys and retries only.
+	// The client does not close it.
+	Journal *Journal
+
+	// Transport sends each attempt. Default: a clone of
+	// http.DefaultTransport allowing 64 idle connections per host. idem
+	// never calls its CloseIdleConnections.
+	Transport http.RoundTripper
+	// AttemptTimeout bounds one attempt, from sending to the end of the
+	// response body. Default 30s. A timed-out attempt is retried.
+	AttemptTimeout time.Duration
+
+	// Header names the idempotency key header. Default "Idempotency-Key".
+	// Other APIs use "X-Idempotency-Key", "PayPal-Request-Id" and others.
+	Header string
+	// KeyFormat chooses how keys are minted for requests that carry none.
+	// Default UUIDv7.
+	KeyFormat KeyFormat
+	// QuoteKey sends the key as a Structured Field string ("abc", the IETF
+	// draft's syntax) instead of bare (abc, Stripe's). Default false.
+	QuoteKey bool
+
+	// MaxAttempts is the most attempts one call makes, the first included.
+	// Default 5.
+	MaxAttempts int
+	// BaseDelay and MaxDelay shape the backoff between attempts; see
+	// Backoff. Defaults 200ms and 10s.
+	BaseDelay time.Duration
+	MaxDelay  time.Duration
+	// MaxRetryAfter clamps a server's Retry-After. Default 60s.
+	MaxRetryAfter time.Duration
+	// Budget is the client-wide retry budget. Default: see BudgetOptions.
+	Budget BudgetOptions
+
+	// KeyRetention is how long the server keeps a key (Stripe: 24 hours).
+	// A pending operation older than this is never sent again; it is marked
+	// Expired and reported, since the server may have forgotten the key.
+	// Default 24h.
+	KeyRetention time.Duration
+	// SecretHeaders lists headers, besides Authorization, Cookie and
+	// Proxy-Authorization, that are never written to the journal.
+	SecretHeaders []string
+	// PrepareRequest, if set, is called on every attempt's request just
+	// before it is sent, resumed operations included: the place to set
+	// credentials, which the journal does not keep. An error stops the
+	// operation (it stays pending) and is returned.
+	PrepareRequest func(*http.Request) error
+
+	// MaxRequestBody is the largest request body accepted. Default 8 MiB.
+	MaxRequestBody int64
+	// MaxResponseBody is the largest response body read. Default 16 MiB.
+	MaxResponseBody int64
+	// MaxJournalBody is how much of a final response body the journal
+	// keeps. Default 64 KiB.
+	MaxJournalBody int
+	// MaxErrorBody is how much of the last response body an *Error keeps.
+	// Default 4 KiB.
+	MaxErrorBody int
+
+	// ResumeConcurrency bounds how many operations Resume sends at once.
+	// Default 4.
+	ResumeConcurrency int
+	// ResumeJitter spreads the start of resumed operations uniformly over
+	// this window, so a fleet restarting together is not a thundering
+	// herd. Default 500ms; negative starts them at once.
+	ResumeJitter time.Duration
+
+	// Logger receives a debug line per retry and warnings for expired
+	// operations. Default nil: silent.
+	Logger *slog.Logger
+	// OnAttempt, if set, is called after every attempt, from the goroutine
+	// making it.
+	OnAttempt func(Attempt)
+}
+
+// Attempt describes one finished attempt, for Options.OnAttempt.
+type Attempt struct {
+	Key string
+	// N counts attempts of this call so far, resends by net/http included.
+	N int
+	// StatusCode is the response status, 0 if there was none; Err the
+	// transport error, if any.
+	StatusCode int
+	Err        error
+	// Replayed reports the server's Idempotent-Replayed: true.
+	Replayed bool
+	// Retry reports that another attempt follows, after Wait.
+	Retry bool
+	Wait  time.Duration
+}
+
+func (o Options) withDefaults() (Options, error) {
+	if o.Header == "" {
+		o.Header = "Idempotency-Key"
+	}
+	if !validHeaderName(o.Header) {
+		return o, fmt.Errorf("idem: Options.Header %q is not a valid header name", o.Header)
+	}
+	o.Header = http.CanonicalHeaderKey(o.Header)
+	if o.KeyFormat != UUIDv7 && o.KeyFormat != ULID {
+		return o, fmt.Errorf("idem: unknown Options.KeyFormat %v", o.KeyFormat)
+	}
+	if o.MaxAttempts < 0 {
+		return o, errors.New("idem: Options.MaxAttempts is negative")
+	}
+	def := func(d *time.Duration, v time.Duration) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	defInt := func(d *int, v int) {
+		if *d <= 0 {
+			*d = v
+		}
+	}
+	defInt(&o.MaxAttempts, 5)
+	def(&o.AttemptTimeout, 30*time.Second)
+	def(&o.BaseDelay, 200*time.Millisecond)
+	def(&o.MaxDelay, 10*time.Second)
+	def(&o.MaxRetryAfter, 60*time.Second)
+	def(&o.KeyRetention, 24*time.Hour)
+	defInt(&o.MaxJournalBody, 64<<10)
+	defInt(&o.MaxErrorBody, 4<<10)
+	defInt(&o.ResumeConcurrency, 4)
+	if o.ResumeJitter == 0 {
+		o.ResumeJitter = 500 * time.Millisecond
+	}
+	if o.MaxRequestBody <= 0 {
+		o.MaxRequestBody = 8 << 20
+	}
+	if o.MaxResponseBody <= 0 {
+		o.MaxResponseBody = 16 << 20
+	}
+	o.Budget = o.Budget.withDefaults()
+	if o.Transport == nil {
+		t := http.DefaultTransport.(*http.Transport).Clone()
+		t.MaxIdleConnsPerHost = 64
+		o.Transport = t
+	}
+	return o, nil
+}
+
+// A Client sends state-changing requests so that sending again never means
+// doing twice: one idempotency key per operation, the same key and bytes on
+// every attempt, and, with a journal, across crashes of this process.
+//
+// A Client is safe for concurrent use by multiple goroutines. Calls with the
+// same key from one process run one at a time.
+type Client struct {
+	opts    Options
+	hc      *http.Client
+	journal *Journal
+	budget  *budget
+	secret  map[string]bool // canonical names of headers never journaled
+	keys    keyLocks
+}
+
+// New returns a Client configured by opts. It fails only on invalid options.
+func New(opts Options) (*Client, error) {
+	o, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{
+		opts:    o,
+		journal: o.Journal,
+		budget:  newBudget(o.Budget),
+		secret:  map[string]bool{"Authorization": true, "Cookie": true, "Proxy-Authorization": true, o.Header: true},
+		hc: &http.Client{
+			// retryablehttp closes idle connections when it gives up; a
+			// wrapper without CloseIdleConnections keeps the pool.
+			Transport:     roundTripOnly{o.Transport},
+			Timeout:       o.AttemptTimeout,
+			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
+		},
+	}
+	for _, h := range o.SecretHeaders {
+		c.secret[http.CanonicalHeaderKey(h)] = true
+	}
+	return c, nil
+}
+
+type roundTripOnly struct{ rt http.RoundTripper }
+
+func (t roundTripOnly) RoundTrip(r *http.Request) (*http.Response, error) { return t.rt.RoundTrip(r) }
+
+// Response is the final answer to an operation.
+type Response struct {
+	StatusCode int
+	Header     http.Header
+	// Body is the whole response body (or, when FromJournal and Truncated,
+	// the part the journal kept).
+	Body []byte
+	// Key is the operation's idempotency key.
+	Key string
+	// Attempts is how many times the request was sent by this call.
+	Attempts int
+	// Replayed reports that the server answered from its record of an
+	// earlier attempt (Idempotent-Replayed: true).
+	Replayed bool
+	// FromJournal reports that the answer came from the local journal,
+	// without the network.
+	FromJournal bool
+	Truncated   bool
+}
+
+// Do sends req as one idempotent operation and returns its final answer.
+//
+// The key is req's idempotency key header if it has one (bare or quoted;
+// an invalid one is refused with ErrInvalidKey), or a fresh one. The body is
+// read once and sent byte-identical on every attempt; Do closes req.Body.
+// With a journal, the operation is on disk before its first attempt, and a
+// key the journal already knows is answered from it: a completed or failed
+// operation with the same method, URL and body returns its recorded
+// response without the network; a different request is refused with
+// ErrKeyReused; a pending one continues with the same key and bytes.
+//
+// Transport errors and 408, 409, 425, 429, 500, 502, 503 and 504 are
+// retried; other responses are final, as is any response the server marks
+// Idempotent-Replayed. A final 4xx is returned as a Response with a nil
+// error, except 422, which means the key was reused for a different request
+// and returns an *Error wrapping ErrKeyReused.
+//
+// Without a final answer (retries or budget exhausted, deadline too near,
+// context cancelled) Do returns an *Error; the operation stays pending under
+// the same key, to be continued by Do or Resume. A nil context is not
+// possible with http.Request; a cancelled one stops Do at once.
+func (c *Client) Do(req *http.Request) (*Response, error) {
+	return c.doRequest(req, "")
+}
+
+// DoNamed is Do under the key bound to name in the journal (see NamedKey),
+// so one logical operation keeps its key across restarts whichever process
+// sends it. Any key header on req is ignored.
+func (c *Client) DoNamed(name string, req *http.Request) (*Response, error) {
+	return c.doRequest(req, name)
+}
+
+func (c *Client) doRequest(req *http.Request, name string) (*Response, error) {
+	body, err := c.readBody(req)
+	op := &Operation{Name: name, Method: req.Method, URL: req.URL.String()}
+	if op.Method == "" {
+		op.Method = http.MethodGet
+	}
+	switch {
+	case err != nil:
+	case name != "":
+		op.Key, err = c.NamedKey(name)
+	default:
+		op.Key, err = c.requestKey(req)
+	}
+	if err != nil {
+		return nil, &Error{Method: op.Method, URL: op.URL, Key: op.Key, Err: err}
+	}
+	op.Body = body
+	op.Fingerprint = fingerprint(op.Method, op.URL, body)
+	return c.do(req.Context(), op, req.Header)
+}
+
+// NamedKey returns the idempotency key bound to an application name, such
+// as "payout/2026-12-25/417". The first call mints a key and stores the
+// binding durably in the journal; every later call, in this process or
+// after a restart, returns the same key. It needs a journal
+// (ErrNoJournal). The binding is purged with its operation.
+func (c *Client) NamedKey(name string) (string, error) {
+	if c.journal == nil {
+		return "", ErrNoJournal
+	}
+	if name == "" || len(name) > 1024 {
+		return "", fmt.Errorf("idem: operation name must be 1 to 1024 bytes, not %d", len(name))
+	}
+	return c.journal.namedKey(name, c.opts.KeyFormat.mint)
+}
+
+func (c *Client) readBody(req *http.Request) ([]byte, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil, nil
+	}
+	defer req.Body.Close()
+	b, err := io.ReadAll(io.LimitReader(req.Body, c.opts.MaxRequestBody+1))
+	if err != nil {
+		return nil, fmt.Errorf("idem: reading request body: %w", err)
+	}
+	if int64(len(b)) > c.opts.MaxRequestBody {
+		return nil, fmt.Errorf("%w: request body over %d bytes", ErrBodyTooLarge, c.opts.MaxRequestBody)
+	}
+	return b, nil
+}
+
+func (c *Client) requestKey(req *http.Request) (string, error) {
+	if v := req.Header.Get(c.opts.Header); v != "" {
+		return ParseKey(v)
+	}
+	return c.opts.KeyFormat.mint(), nil
+}
+
+// do runs op to a final answer, journaling it if there is a journal. header
+// is the live request's header (credentials included) or, for a resumed
+// operation, the journaled one.
+func (c *Client) do(ctx context.Context, op *Operation, header http.Header) (*Response, error) {
+	unlock, err := c.keys.lock(ctx, op.Key)
+	if err != nil {
+		return nil, op.error(err, 0)
+	}
+	defer unlock()
+	if c.journal != nil {
+		now := time.Now()
+		op.State = Pending
+		op.CreatedAt, op.UpdatedAt = now, now
+		op.ExpiresAt = now.Add(c.opts.KeyRetention)
+		op.Header = c.safeHeader(header)
+		prev, err := c.journal.begin(op)
+		if err != nil {
+			return nil, op.error(err, 0)
+		}
+		if prev != nil {
+			if prev.Fingerprint != op.Fingerprint {
+				return nil, op.error(ErrKeyReused, 0)
+			}
+			if prev.State != Pending {
+				return c.fromJournal(prev)
+			}
+			op = prev
+			if time.Now().After(op.ExpiresAt) {
+				return nil, c.expire(op)
+			}
+		}
+	}
+	return c.send(ctx, op, header)
+}
+
+// fromJournal answers a repeat of a finished operation from its record.
+func (c *Client) fromJournal(op *Operation) (*Response, error) {
+	if op.State == Expired {
+		return nil, op.error(ErrExpired, 0)
+	}
+	r := op.Result
+	if r == nil {
+		return nil, op.error(fmt.Errorf("%w: %s: %s operation %q has no result", ErrJournalCorrupt, c.journal.path, op.State, op.Key), 0)
+	}
+	if r.StatusCode == http.StatusUnprocessableEntity {
+		e := op.error(ErrKeyReused, 0)
+		e.StatusCode, e.Header, e.Body = r.StatusCode, r.Header, c.errorBody(r.Body)
+		return nil, e
+	}
+	return &Response{
+		StatusCode:  r.StatusCode,
+		Header:      r.Header,
+		Body:        r.Body,
+		Key:         op.Key,
+		Replayed:    r.Replayed,
+		FromJournal: true,
+		Truncated:   r.Truncated,
+	}, nil
+}
+
+func (c *Client) expire(op *Operation) error {
+	op.State, op.UpdatedAt = Expired, time.Now()
+	if err := c.journal.update(op); err != nil {
+		return op.error(err, 0)
+	}
+	if c.opts.Logger != nil {
+		c.opts.Logger.Warn("idem: operation expired before it got an answer; reconcile it",
+			"key", op.Key, "name", op.Name, "method", op.Method, "url", op.URL, "created", op.CreatedAt)
+	}
+	return op.error(ErrExpired, 0)
+}
+
+// safeHeader returns a copy of h without the headers that must not be
+// journaled.
+func (c *Client) safeHeader(h http.Header) http.Header {
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		if !c.secret[http.CanonicalHeaderKey(k)] {
+			out[k] = append([]string(nil), vs...)
+		}
+	}
+	return out
+}
+
+func (c *Client) errorBody(b []byte) []byte {
+	if len(b) > c.opts.MaxErrorBody {
+		b = b[:c.opts.MaxErrorBody]
+	}
+	return bytes.Clone(b)
+}
+
+func (op *Operation) error(err error, attempts int) *Error {
+	return &Error{Method: op.Method, URL: op.URL, Key: op.Key, Attempts: attempts, Err: err}
+}
+
+// keyLocks serialises calls with the same key within one process.
+type keyLocks struct {
+	mu sync.Mutex
+	m  map[string]chan struct{}
+}
+
+func (l *keyLocks) lock(ctx context.Context, key string) (unlock func(), err error) {
+	for {
+		l.mu.Lock()
+		held, busy := l.m[key]
+		if !busy {
+			if l.m == nil {
+				l.m = make(map[string]chan struct{})
+			}
+			ch := make(chan struct{})
+			l.m[key] = ch
+			l.mu.Unlock()
+			return func() {
+				l.mu.Lock()
+				delete(l.m, key)
+				l.mu.Unlock()
+				close(ch)
+			}, nil
+		}
+		l.mu.Unlock()
+		select {
+		case <-held:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// isRetryableStatus reports the statuses worth another attempt: the
+// server says the first attempt still runs (409), or it is overloaded or
+// failed in a way a repeat may not (408, 425, 429, 500, 502, 503, 504).
+func isRetryableStatus(code int) bool {
+	switch code {
+	case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooEarly,
+		http.StatusTooManyRequests, http.StatusInternalServerError,
+		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+// validHeaderName reports whether s is an RFC 9110 token.
+func validHeaderName(s string) bool {
+	if s == "" {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		ok := c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			strings.IndexByte("!#$%&'*+-.^_`|~", c) >= 0
+		if !ok {
+			return false
+		}
+	}
+	return true
+}
+
+func isReplayed(h http.Header) bool {
+	return strings.EqualFold(h.Get("Idempotent-Replayed"), "true")
+}

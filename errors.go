@@ -1,0 +1,120 @@
+package idem
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+)
+
+// Conditions callers branch on with errors.Is.
+var (
+	// ErrInvalidKey: a key is empty, longer than MaxKeyLen, contains a byte
+	// that is not printable ASCII, or is a malformed quoted string.
+	ErrInvalidKey = errors.New("idem: invalid idempotency key")
+
+	// ErrKeyReused: the key was already used for a different request
+	// (method, URL or body). Found locally in the journal, or answered by
+	// the server with 422. Never retried.
+	ErrKeyReused = errors.New("idem: key reused with a different request")
+
+	// ErrRetriesExhausted: every attempt allowed by Options.MaxAttempts
+	// failed with a retryable status or transport error. The operation's
+	// outcome is unknown and it stays pending in the journal.
+	ErrRetriesExhausted = errors.New("idem: retries exhausted")
+
+	// ErrBudgetExhausted: the client-side retry budget is empty, so a
+	// retry was not attempted. The operation stays pending.
+	ErrBudgetExhausted = errors.New("idem: client-side retry budget exhausted")
+
+	// ErrDeadline: the next retry's wait would end after the context's
+	// deadline, so idem gave up without waiting. errors.Is(err,
+	// context.DeadlineExceeded) also reports true. The operation stays
+	// pending.
+	ErrDeadline error = deadlineError{}
+
+	// ErrExpired: the operation is older than the server's key retention
+	// (Options.KeyRetention). The server may have forgotten the key, so
+	// sending it again could execute it twice; idem will not. Reconcile it
+	// by other means.
+	ErrExpired = errors.New("idem: operation outlived the server's key retention")
+
+	// ErrNoJournal: the call needs a journal and the client has none.
+	ErrNoJournal = errors.New("idem: client has no journal")
+
+	// ErrJournalLocked: another process holds the journal file open.
+	ErrJournalLocked = errors.New("idem: journal is locked by another process")
+
+	// ErrJournalCorrupt: the journal file, or a record in it, cannot be
+	// read, or the file is not an idem journal. The file is left as it is.
+	ErrJournalCorrupt = errors.New("idem: journal is corrupt or not an idem journal")
+
+	// ErrJournalClosed: the journal was closed.
+	ErrJournalClosed = errors.New("idem: journal is closed")
+
+	// ErrBodyTooLarge: a request body exceeds Options.MaxRequestBody, or a
+	// response body exceeds Options.MaxResponseBody.
+	ErrBodyTooLarge = errors.New("idem: body too large")
+)
+
+type deadlineError struct{}
+
+func (deadlineError) Error() string {
+	return "idem: next retry would end after the context deadline"
+}
+
+func (deadlineError) Is(target error) bool { return target == context.DeadlineExceeded }
+
+// Error describes an operation that did not reach a final answer, or whose
+// final answer is an error in idem's terms (key reuse). It carries what is
+// known about the last attempt. Err says why; use errors.Is on the Error
+// itself: it matches Err and, for transport failures, the last transport
+// error (Cause).
+type Error struct {
+	Method string
+	URL    string
+	// Key is the operation's idempotency key: retry later with the same key.
+	Key string
+	// Attempts is how many times the request was sent, counting the
+	// resends net/http makes on its own on a broken keep-alive connection.
+	Attempts int
+	// StatusCode, Header and Body describe the last response, if any
+	// (StatusCode 0 if the last attempt got no response). Body holds at
+	// most Options.MaxErrorBody bytes.
+	StatusCode int
+	Header     http.Header
+	Body       []byte
+	// Err is the reason: ErrRetriesExhausted, ErrBudgetExhausted,
+	// ErrDeadline, ErrKeyReused, ErrExpired, ErrBodyTooLarge, a context
+	// error, or a non-retryable transport or hook error.
+	Err error
+	// Cause is the last attempt's transport error, if it had one.
+	Cause error
+}
+
+func (e *Error) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s (key %s): %v", e.Method, e.URL, e.Key, e.Err)
+	if e.Attempts > 0 {
+		fmt.Fprintf(&b, " after %d attempt", e.Attempts)
+		if e.Attempts > 1 {
+			b.WriteByte('s')
+		}
+	}
+	if e.StatusCode != 0 {
+		fmt.Fprintf(&b, ", last status %d", e.StatusCode)
+	}
+	if e.Cause != nil && e.Cause != e.Err {
+		fmt.Fprintf(&b, ", last error: %v", e.Cause)
+	}
+	return b.String()
+}
+
+// Unwrap returns Err and Cause, for errors.Is and errors.As.
+func (e *Error) Unwrap() []error {
+	if e.Cause == nil || e.Cause == e.Err {
+		return []error{e.Err}
+	}
+	return []error{e.Err, e.Cause}
+}

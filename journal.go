@@ -1,0 +1,553 @@
+package idem
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io/fs"
+	"slices"
+	"sync"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+	bolterr "go.etcd.io/bbolt/errors"
+)
+
+// JournalOptions configures [OpenJournal]. The zero value means the
+// documented defaults.
+type JournalOptions struct {
+	// LockTimeout bounds how long OpenJournal waits while another process
+	// holds the file. Default 1s. On timeout OpenJournal returns
+	// ErrJournalLocked.
+	LockTimeout time.Duration
+	// Retention is how long terminal operations (completed, failed,
+	// expired) are kept, counted from their last update. Older ones are
+	// purged when the journal opens and by Purge. Default 7 days.
+	// Negative keeps them forever. Pending operations are never purged.
+	Retention time.Duration
+}
+
+func (o JournalOptions) withDefaults() JournalOptions {
+	if o.LockTimeout <= 0 {
+		o.LockTimeout = time.Second
+	}
+	if o.Retention == 0 {
+		o.Retention = 7 * 24 * time.Hour
+	}
+	return o
+}
+
+// A Journal is the client's durable record of operations: one bbolt file,
+// mode 0600, held by one process at a time. A [Client] writes each
+// operation to it, and fsyncs, before the operation's first attempt, so that
+// a crash of the process loses no operation: after a restart
+// [Client.Resume] continues every pending one with the same key and bytes.
+//
+// Writes from concurrent operations share fsyncs (group commit): while one
+// commit is in progress the next ones queue, and go to disk together as soon
+// as it ends. There is no fixed batching delay. Final outcomes are written
+// lazily: they ride on the next commit, or are flushed within a few
+// milliseconds when there is none, since losing one in a crash costs only a
+// resend that the server answers from its own record.
+//
+// A Journal is safe for concurrent use. Close it when done; Close flushes.
+type Journal struct {
+	path string
+	db   *bolt.DB
+	opts JournalOptions
+
+	mu     sync.RWMutex // held for reading while submitting, for writing by Close
+	closed bool
+	reqs   chan *commitReq
+	done   chan struct{}
+
+	lazyMu sync.Mutex
+	lazy   map[string]*Operation // written lazily, not yet committed
+	err    error                 // first failed lazy commit, reported by Close
+}
+
+var (
+	bucketMeta    = []byte("idem")
+	bucketOps     = []byte("ops")
+	bucketPending = []byte("pending")
+	bucketNames   = []byte("names")
+
+	metaFormat  = []byte("format")
+	metaVersion = []byte("version")
+	formatName  = []byte("idem-journal")
+)
+
+// journalVersion is the file format version this package writes.
+const journalVersion = 1
+
+// lazyFlushDelay bounds how long a lazily written outcome waits for a
+// commit to ride on.
+const lazyFlushDelay = 20 * time.Millisecond
+
+// OpenJournal opens the journal at path, creating it with mode 0600 if it
+// does not exist. If another process holds it, OpenJournal gives up after
+// opts.LockTimeout with an error wrapping ErrJournalLocked. A file that is
+// not an idem journal, or is corrupt, gives an error wrapping
+// ErrJournalCorrupt that names the file; the file is never replaced.
+func OpenJournal(path string, opts JournalOptions) (j *Journal, err error) {
+	opts = opts.withDefaults()
+	defer func() {
+		// bbolt panics on some damaged files rather than returning an error.
+		if p := recover(); p != nil {
+			j, err = nil, fmt.Errorf("%w: %s: %v", ErrJournalCorrupt, path, p)
+		}
+	}()
+	db, err := bolt.Open(path, 0o600, &bolt.Options{
+		Timeout:        opts.LockTimeout,
+		NoFreelistSync: true,
+		FreelistType:   bolt.FreelistMapType,
+	})
+	if err != nil {
+		return nil, openError(path, opts, err)
+	}
+	j = &Journal{
+		path: path,
+		db:   db,
+		opts: opts,
+		reqs: make(chan *commitReq, 1024),
+		done: make(chan struct{}),
+		lazy: make(map[string]*Operation),
+	}
+	if err := j.init(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	go j.run()
+	if opts.Retention > 0 {
+		if _, err := j.Purge(opts.Retention); err != nil {
+			j.Close()
+			return nil, err
+		}
+	}
+	return j, nil
+}
+
+func openError(path string, opts JournalOptions, err error) error {
+	var pe *fs.PathError
+	switch {
+	case errors.Is(err, bolterr.ErrTimeout):
+		return fmt.Errorf("%w: %s (waited %s)", ErrJournalLocked, path, opts.LockTimeout)
+	case errors.As(err, &pe):
+		return fmt.Errorf("idem: open journal: %w", err)
+	}
+	return fmt.Errorf("%w: %s: %v", ErrJournalCorrupt, path, err)
+}
+
+// init checks the file's format marker, or writes it into an empty file.
+func (j *Journal) init() error {
+	var fresh bool
+	err := j.db.View(func(tx *bolt.Tx) error {
+		meta := tx.Bucket(bucketMeta)
+		if meta == nil {
+			empty := true
+			_ = tx.ForEach(func([]byte, *bolt.Bucket) error { empty = false; return nil })
+			if !empty {
+				return fmt.Errorf("%w: %s holds a bbolt database that is not an idem journal", ErrJournalCorrupt, j.path)
+			}
+			fresh = true
+			return nil
+		}
+		if !bytes.Equal(meta.Get(metaFormat), formatName) {
+			return fmt.Errorf("%w: %s holds a bbolt database that is not an idem journal", ErrJournalCorrupt, j.path)
+		}
+		v, n := binary.Uvarint(meta.Get(metaVersion))
+		if n <= 0 || v != journalVersion {
+			return fmt.Errorf("%w: %s has journal format version %d; this idem reads version %d", ErrJournalCorrupt, j.path, v, journalVersion)
+		}
+		for _, b := range [][]byte{bucketOps, bucketPending, bucketNames} {
+			if tx.Bucket(b) == nil {
+				return fmt.Errorf("%w: %s lacks bucket %q", ErrJournalCorrupt, j.path, b)
+			}
+		}
+		return nil
+	})
+	if err != nil || !fresh {
+		return err
+	}
+	return j.db.Update(func(tx *bolt.Tx) error {
+		meta, err := tx.CreateBucket(bucketMeta)
+		if err != nil {
+			return err
+		}
+		if err := meta.Put(metaFormat, formatName); err != nil {
+			return err
+		}
+		if err := meta.Put(metaVersion, binary.AppendUvarint(nil, journalVersion)); err != nil {
+			return err
+		}
+		for _, b := range [][]byte{bucketOps, bucketPending, bucketNames} {
+			if _, err := tx.CreateBucket(b); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// Path returns the journal's file name.
+func (j *Journal) Path() string { return j.path }
+
+// Close flushes lazily written outcomes, closes the file and releases its
+// lock. It returns the first error a lazy write met, if any. Calls after
+// the first return nil.
+func (j *Journal) Close() error {
+	j.mu.Lock()
+	if j.closed {
+		j.mu.Unlock()
+		return nil
+	}
+	j.closed = true
+	close(j.reqs)
+	j.mu.Unlock()
+	<-j.done
+	err := j.db.Close()
+	j.lazyMu.Lock()
+	defer j.lazyMu.Unlock()
+	if j.err != nil {
+		return j.err
+	}
+	return err
+}
+
+// Lookup returns the journal's record of the operation with key. ok is false
+// if there is none.
+func (j *Journal) Lookup(key string) (op *Operation, ok bool, err error) {
+	op, err = j.get(key)
+	return op, op != nil, err
+}
+
+// get returns the newest version of key's record: a lazily written one not
+// yet committed, or the committed one. The result is the caller's to keep.
+func (j *Journal) get(key string) (*Operation, error) {
+	j.lazyMu.Lock()
+	if op, ok := j.lazy[key]; ok {
+		cp := *op
+		j.lazyMu.Unlock()
+		return &cp, nil
+	}
+	j.lazyMu.Unlock()
+	var op *Operation
+	err := j.view(func(tx *bolt.Tx) error {
+		var err error
+		op, err = j.read(tx, key)
+		return err
+	})
+	return op, err
+}
+
+func (j *Journal) view(fn func(*bolt.Tx) error) error {
+	j.mu.RLock()
+	defer j.mu.RUnlock()
+	if j.closed {
+		return ErrJournalClosed
+	}
+	return j.db.View(fn)
+}
+
+func (j *Journal) read(tx *bolt.Tx, key string) (*Operation, error) {
+	v := tx.Bucket(bucketOps).Get([]byte(key))
+	if v == nil {
+		return nil, nil
+	}
+	op, err := decodeOperation(v)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s: record %q: %v", ErrJournalCorrupt, j.path, key, err)
+	}
+	return op, nil
+}
+
+// Pending returns every operation that is still pending, oldest first.
+func (j *Journal) Pending() ([]*Operation, error) {
+	var ops []*Operation
+	err := j.view(func(tx *bolt.Tx) error {
+		return tx.Bucket(bucketPending).ForEach(func(k, _ []byte) error {
+			op, err := j.read(tx, string(k))
+			if err != nil || op == nil || op.State != Pending {
+				return err
+			}
+			ops = append(ops, op)
+			return nil
+		})
+	})
+	if err != nil {
+		return nil, err
+	}
+	j.lazyMu.Lock()
+	live := ops[:0]
+	for _, op := range ops {
+		if newer, ok := j.lazy[op.Key]; !ok || newer.State == Pending {
+			live = append(live, op)
+		}
+	}
+	j.lazyMu.Unlock()
+	slices.SortFunc(live, func(a, b *Operation) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	return live, nil
+}
+
+// begin journals op durably unless its key is already known, in which case
+// it writes nothing and returns the existing record.
+func (j *Journal) begin(op *Operation) (*Operation, error) {
+	if prev, err := j.get(op.Key); err != nil || prev != nil {
+		return prev, err
+	}
+	enc := op.encode(nil)
+	var prev *Operation
+	err := j.submit(true, nil, func(tx *bolt.Tx) error {
+		var err error
+		if prev, err = j.read(tx, op.Key); err != nil || prev != nil {
+			return err
+		}
+		if err := tx.Bucket(bucketOps).Put([]byte(op.Key), enc); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketPending).Put([]byte(op.Key), nil)
+	})
+	return prev, err
+}
+
+// update records op's new state lazily: it is visible to this process at
+// once and reaches the disk with the next commit.
+func (j *Journal) update(op *Operation) error {
+	cp := *op
+	enc := cp.encode(nil)
+	return j.submit(false, &cp, func(tx *bolt.Tx) error {
+		k := []byte(cp.Key)
+		if err := tx.Bucket(bucketOps).Put(k, enc); err != nil {
+			return err
+		}
+		if cp.State.terminal() {
+			return tx.Bucket(bucketPending).Delete(k)
+		}
+		return nil
+	})
+}
+
+// namedKey returns the key bound to name, binding a fresh one from mint
+// durably on first use.
+func (j *Journal) namedKey(name string, mint func() string) (string, error) {
+	lookup := func(tx *bolt.Tx) string {
+		key, _ := decodeName(tx.Bucket(bucketNames).Get([]byte(name)))
+		return key
+	}
+	var key string
+	if err := j.view(func(tx *bolt.Tx) error { key = lookup(tx); return nil }); err != nil || key != "" {
+		return key, err
+	}
+	fresh := mint()
+	err := j.submit(true, nil, func(tx *bolt.Tx) error {
+		if key = lookup(tx); key != "" {
+			return nil
+		}
+		key = fresh
+		return tx.Bucket(bucketNames).Put([]byte(name), encodeName(fresh, time.Now()))
+	})
+	return key, err
+}
+
+func encodeName(key string, created time.Time) []byte {
+	return appendTime(appendString(nil, key), created)
+}
+
+func decodeName(v []byte) (string, time.Time) {
+	if v == nil {
+		return "", time.Time{}
+	}
+	d := decoder{p: v}
+	key, created := d.string(), d.time()
+	if d.err != nil {
+		return "", time.Time{}
+	}
+	return key, created
+}
+
+// Purge deletes terminal operations (completed, failed, expired) last
+// updated more than olderThan ago, and name bindings whose operation is gone
+// and that are older than that. It returns how many operations it deleted.
+// Pending operations are never purged.
+func (j *Journal) Purge(olderThan time.Duration) (int, error) {
+	cutoff := time.Now().Add(-olderThan)
+	var n int
+	err := j.submit(true, nil, func(tx *bolt.Tx) error {
+		n = 0
+		ops := tx.Bucket(bucketOps)
+		var doomed [][]byte
+		err := ops.ForEach(func(k, v []byte) error {
+			op, err := decodeOperation(v)
+			if err != nil {
+				return fmt.Errorf("%w: %s: record %q: %v", ErrJournalCorrupt, j.path, k, err)
+			}
+			if op.State.terminal() && op.UpdatedAt.Before(cutoff) {
+				doomed = append(doomed, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		for _, k := range doomed {
+			if err := ops.Delete(k); err != nil {
+				return err
+			}
+		}
+		n = len(doomed)
+		names := tx.Bucket(bucketNames)
+		var stale [][]byte
+		_ = names.ForEach(func(k, v []byte) error {
+			key, created := decodeName(v)
+			if created.Before(cutoff) && ops.Get([]byte(key)) == nil {
+				stale = append(stale, append([]byte(nil), k...))
+			}
+			return nil
+		})
+		for _, k := range stale {
+			if err := names.Delete(k); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	return n, err
+}
+
+// commitReq is one write waiting for the committer.
+type commitReq struct {
+	apply func(*bolt.Tx) error
+	lazy  *Operation // for a lazy write: the overlay entry to drop once committed
+	done  chan error // nil for a lazy write
+}
+
+// submit queues a write. A durable one waits until it is on disk.
+func (j *Journal) submit(durable bool, lazy *Operation, apply func(*bolt.Tx) error) error {
+	r := &commitReq{apply: apply, lazy: lazy}
+	if durable {
+		r.done = make(chan error, 1)
+	}
+	j.mu.RLock()
+	if j.closed {
+		j.mu.RUnlock()
+		return ErrJournalClosed
+	}
+	if lazy != nil {
+		j.lazyMu.Lock()
+		j.lazy[lazy.Key] = lazy
+		j.lazyMu.Unlock()
+	}
+	j.reqs <- r
+	j.mu.RUnlock()
+	if !durable {
+		return nil
+	}
+	return <-r.done
+}
+
+// run is the committer: it takes every queued write and commits them in
+// one bbolt transaction, one fsync for all. Lazy writes alone wait up to
+// lazyFlushDelay for a durable one to share a commit with.
+func (j *Journal) run() {
+	defer close(j.done)
+	var (
+		batch   []*commitReq
+		timer   *time.Timer
+		closing bool
+	)
+	for !closing {
+		if len(batch) == 0 {
+			r, ok := <-j.reqs
+			if !ok {
+				return
+			}
+			batch = append(batch, r)
+		}
+		batch, closing = j.drain(batch)
+		if !closing && !hasDurable(batch) {
+			if timer == nil {
+				timer = time.NewTimer(lazyFlushDelay)
+			} else {
+				timer.Reset(lazyFlushDelay)
+			}
+			select {
+			case r, ok := <-j.reqs:
+				timer.Stop()
+				if !ok {
+					closing = true
+				} else {
+					batch = append(batch, r)
+					continue
+				}
+			case <-timer.C:
+			}
+		}
+		j.commit(batch)
+		clear(batch)
+		batch = batch[:0]
+	}
+}
+
+func (j *Journal) drain(batch []*commitReq) ([]*commitReq, bool) {
+	for {
+		select {
+		case r, ok := <-j.reqs:
+			if !ok {
+				return batch, true
+			}
+			batch = append(batch, r)
+		default:
+			return batch, false
+		}
+	}
+}
+
+func hasDurable(batch []*commitReq) bool {
+	for _, r := range batch {
+		if r.done != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// commit writes a batch in one transaction. If it fails, each write is
+// tried alone, so one bad write cannot fail its neighbours.
+func (j *Journal) commit(batch []*commitReq) {
+	err := j.db.Update(func(tx *bolt.Tx) error {
+		for _, r := range batch {
+			if err := r.apply(tx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil || len(batch) == 1 {
+		for _, r := range batch {
+			j.settle(r, err)
+		}
+		return
+	}
+	for _, r := range batch {
+		j.settle(r, j.db.Update(r.apply))
+	}
+}
+
+func (j *Journal) settle(r *commitReq, err error) {
+	if err != nil && !errors.Is(err, ErrJournalCorrupt) {
+		err = fmt.Errorf("idem: journal %s: write failed: %v", j.path, err)
+	}
+	if r.done != nil {
+		r.done <- err
+		return
+	}
+	j.lazyMu.Lock()
+	if j.lazy[r.lazy.Key] == r.lazy {
+		delete(j.lazy, r.lazy.Key)
+	}
+	if err != nil && j.err == nil {
+		j.err = err
+	}
+	j.lazyMu.Unlock()
+}

@@ -1,0 +1,183 @@
+package idem
+
+import (
+	"crypto/hmac"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"hash"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/oklog/ulid/v2"
+)
+
+// MaxKeyLen is the longest idempotency key idem sends or accepts, in bytes.
+// It matches Stripe's limit and the IETF draft's advice.
+const MaxKeyLen = 255
+
+// KeyFormat selects how [Client] mints keys for requests that carry none.
+type KeyFormat int
+
+const (
+	// UUIDv7 keys (RFC 9562): time-ordered, 36 characters. The default.
+	UUIDv7 KeyFormat = iota
+	// ULID keys: time-ordered, 26 characters of Crockford base32,
+	// monotonic within the process.
+	ULID
+)
+
+// String returns the format's name.
+func (f KeyFormat) String() string {
+	switch f {
+	case UUIDv7:
+		return "uuidv7"
+	case ULID:
+		return "ulid"
+	}
+	return fmt.Sprintf("KeyFormat(%d)", int(f))
+}
+
+// NewKey returns a fresh UUIDv7 key, such as
+// "01937a4c-8f2e-7c3b-9a41-6f0e2d5c8b17". It panics only if the operating
+// system's random source fails, as crypto/rand does.
+func NewKey() string {
+	return uuid.Must(uuid.NewV7()).String()
+}
+
+// NewULID returns a fresh ULID key, such as "01JDX3W5ZK8Q4G7T2N6B9C1V0E".
+// Keys minted by one process are strictly increasing, even within one
+// millisecond. Safe for concurrent use.
+func NewULID() string {
+	return ulid.Make().String()
+}
+
+func (f KeyFormat) mint() string {
+	if f == ULID {
+		return NewULID()
+	}
+	return NewKey()
+}
+
+// DeriveKey returns a deterministic key for one business operation, so that
+// the same operation gets the same key in any process, on any machine, with
+// no state kept: DeriveKey("payout", "2026-12-25", "417") is the same string
+// every time. Parts are length-prefixed before hashing, so ("a", "bc") and
+// ("ab", "c") give different keys. The result is formatted as a UUID (version
+// 8, RFC 9562) so servers that insist on UUID keys accept it.
+//
+// Anyone who knows the namespace and parts can compute the key. When other
+// clients of the same server must not be able to guess it, use
+// [DeriveKeyHMAC].
+func DeriveKey(namespace string, parts ...string) string {
+	return deriveKey(sha256.New(), namespace, parts)
+}
+
+// DeriveKeyHMAC is [DeriveKey] keyed with secret (HMAC-SHA-256): the same
+// inputs and secret always give the same key, and without the secret the
+// key cannot be predicted. An empty secret gives a different key from
+// DeriveKey but no secrecy.
+func DeriveKeyHMAC(secret []byte, namespace string, parts ...string) string {
+	return deriveKey(hmac.New(sha256.New, secret), namespace, parts)
+}
+
+func deriveKey(h hash.Hash, namespace string, parts []string) string {
+	var n [binary.MaxVarintLen64]byte
+	write := func(s string) {
+		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+		h.Write([]byte(s))
+	}
+	write("idem/derive/v1")
+	write(namespace)
+	h.Write(n[:binary.PutUvarint(n[:], uint64(len(parts)))])
+	for _, p := range parts {
+		write(p)
+	}
+	var u uuid.UUID
+	copy(u[:], h.Sum(nil))
+	u[6] = u[6]&0x0f | 0x80 // version 8: custom
+	u[8] = u[8]&0x3f | 0x80 // RFC 9562 variant
+	return u.String()
+}
+
+// ValidateKey reports whether key can be sent as an idempotency key: 1 to
+// [MaxKeyLen] printable ASCII characters (0x20 to 0x7E). The error wraps
+// [ErrInvalidKey].
+func ValidateKey(key string) error {
+	switch {
+	case key == "":
+		return fmt.Errorf("%w: empty", ErrInvalidKey)
+	case len(key) > MaxKeyLen:
+		return fmt.Errorf("%w: %d bytes, more than %d", ErrInvalidKey, len(key), MaxKeyLen)
+	}
+	for i := 0; i < len(key); i++ {
+		if c := key[i]; c < 0x20 || c > 0x7e {
+			return fmt.Errorf("%w: byte %#02x at offset %d is not printable ASCII", ErrInvalidKey, c, i)
+		}
+	}
+	return nil
+}
+
+// ParseKey reads an idempotency key header value in either form a server
+// may see: bare (abc, as Stripe's clients send it) or a quoted Structured
+// Field string ("abc", the IETF draft's syntax, where \" and \\ escape a
+// quote and a backslash). Both forms of one key give the same result, which
+// is then validated by [ValidateKey].
+func ParseKey(v string) (string, error) {
+	if len(v) > 0 && v[0] == '"' {
+		s, err := unquoteSF(v)
+		if err != nil {
+			return "", err
+		}
+		v = s
+	}
+	if err := ValidateKey(v); err != nil {
+		return "", err
+	}
+	return v, nil
+}
+
+func unquoteSF(v string) (string, error) {
+	if len(v) < 2 || v[len(v)-1] != '"' {
+		return "", fmt.Errorf("%w: unterminated quoted string", ErrInvalidKey)
+	}
+	in := v[1 : len(v)-1]
+	if !strings.ContainsAny(in, `\"`) {
+		return in, nil
+	}
+	var b strings.Builder
+	b.Grow(len(in))
+	for i := 0; i < len(in); i++ {
+		switch c := in[i]; c {
+		case '"':
+			return "", fmt.Errorf("%w: unescaped quote at offset %d", ErrInvalidKey, i+1)
+		case '\\':
+			i++
+			if i == len(in) || (in[i] != '"' && in[i] != '\\') {
+				return "", fmt.Errorf("%w: bad escape at offset %d", ErrInvalidKey, i)
+			}
+			b.WriteByte(in[i])
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), nil
+}
+
+// quoteSF returns key as a Structured Field string. key must be valid.
+func quoteSF(key string) string {
+	if !strings.ContainsAny(key, `\"`) {
+		return `"` + key + `"`
+	}
+	var b strings.Builder
+	b.Grow(len(key) + 4)
+	b.WriteByte('"')
+	for i := 0; i < len(key); i++ {
+		if key[i] == '"' || key[i] == '\\' {
+			b.WriteByte('\\')
+		}
+		b.WriteByte(key[i])
+	}
+	b.WriteByte('"')
+	return b.String()
+}

@@ -1,0 +1,81 @@
+package idem
+
+import (
+	"context"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// Resumed is the outcome of one operation continued by [Client.Resume].
+type Resumed struct {
+	// Operation is the journal's record as it was when Resume found it.
+	Operation *Operation
+	// Response is the final answer, or nil if Err is set.
+	Response *Response
+	// Err says why there is no final answer: an *Error wrapping
+	// ErrExpired for an operation past the server's key retention (it was
+	// not sent), or any error Do can return (it stays pending).
+	Err error
+}
+
+// Resume continues every pending operation in the journal, typically once
+// after a restart: each is sent again with its journaled key, method, URL,
+// headers and exact body, with Options.PrepareRequest re-applying
+// credentials. At most Options.ResumeConcurrency run at once, their starts
+// spread over Options.ResumeJitter. An operation older than
+// Options.KeyRetention is not sent: it is marked Expired and reported, since
+// the server may have forgotten its key and could execute it twice.
+//
+// Resume returns one Resumed per pending operation, oldest first, once all
+// are done or ctx is cancelled (the rest then carry ctx's error and stay
+// pending). It needs a journal (ErrNoJournal). It is safe to call while
+// other calls run: an operation that another call finishes first is
+// answered from the journal.
+func (c *Client) Resume(ctx context.Context) ([]Resumed, error) {
+	if c.journal == nil {
+		return nil, ErrNoJournal
+	}
+	ops, err := c.journal.Pending()
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Resumed, len(ops))
+	sem := make(chan struct{}, c.opts.ResumeConcurrency)
+	var wg sync.WaitGroup
+	for i, op := range ops {
+		out[i].Operation = op
+		if time.Now().After(op.ExpiresAt) {
+			cp := *op
+			out[i].Err = c.expire(&cp)
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			out[i].Response, out[i].Err = c.resume(ctx, op, sem)
+		}()
+	}
+	wg.Wait()
+	return out, nil
+}
+
+func (c *Client) resume(ctx context.Context, op *Operation, sem chan struct{}) (*Response, error) {
+	if c.opts.ResumeJitter > 0 {
+		t := time.NewTimer(rand.N(c.opts.ResumeJitter))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			return nil, op.error(ctx.Err(), 0)
+		}
+	}
+	select {
+	case sem <- struct{}{}:
+		defer func() { <-sem }()
+	case <-ctx.Done():
+		return nil, op.error(ctx.Err(), 0)
+	}
+	cp := *op
+	return c.do(ctx, &cp, op.Header)
+}

@@ -1,0 +1,261 @@
+package idem
+
+import (
+	"bytes"
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+)
+
+// call is the state of one operation's attempts. retryablehttp runs the
+// loop; call makes every decision in it, so that the policy lives here and
+// retryablehttp stays an implementation detail.
+type call struct {
+	c  *Client
+	op *Operation
+
+	wrote    atomic.Int32 // requests written during the current attempt
+	attempts int
+	retries  int
+	lastCost int
+	wait     time.Duration
+
+	status int // last response
+	header http.Header
+	body   []byte
+	err    error // last transport error
+	reason error // why the loop stopped without a final answer
+}
+
+// send makes op's attempts until a final answer or a reason to stop.
+func (c *Client) send(ctx context.Context, op *Operation, header http.Header) (*Response, error) {
+	cl := &call{c: c, op: op}
+	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: cl.wroteRequest})
+	var raw any
+	if len(op.Body) > 0 {
+		raw = op.Body
+	}
+	req, err := retryablehttp.NewRequestWithContext(ctx, op.Method, op.URL, raw)
+	if err != nil {
+		return nil, op.error(fmt.Errorf("idem: bad request: %v", err), 0)
+	}
+	h := header.Clone()
+	if h == nil {
+		h = make(http.Header, 2)
+	}
+	key := op.Key
+	if c.opts.QuoteKey {
+		key = quoteSF(key)
+	}
+	h[c.opts.Header] = []string{key}
+	req.Header = h
+	rc := &retryablehttp.Client{
+		HTTPClient:   c.hc,
+		RetryMax:     math.MaxInt32, // call.checkRetry counts attempts itself
+		CheckRetry:   cl.checkRetry,
+		Backoff:      cl.backoff,
+		ErrorHandler: passThrough,
+	}
+	if prep := c.opts.PrepareRequest; prep != nil {
+		rc.PrepareRetry = func(r *http.Request) error {
+			if err := prep(r); err != nil {
+				return fmt.Errorf("idem: PrepareRequest: %w", err)
+			}
+			return nil
+		}
+		if err := rc.PrepareRetry(req.Request); err != nil {
+			return nil, op.error(err, 0)
+		}
+	}
+	resp, err := rc.Do(req)
+	if resp != nil {
+		resp.Body.Close()
+	}
+	return cl.finish(resp, err)
+}
+
+func passThrough(resp *http.Response, err error, _ int) (*http.Response, error) { return resp, err }
+
+func (cl *call) wroteRequest(httptrace.WroteRequestInfo) { cl.wrote.Add(1) }
+
+func (cl *call) backoff(_, _ time.Duration, _ int, _ *http.Response) time.Duration { return cl.wait }
+
+// checkRetry is called after every attempt. It reads the whole response
+// body (so a body cut off by a broken connection counts as a failed
+// attempt) and decides whether to retry and after how long.
+func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	c := cl.c
+	// net/http resends a request carrying Idempotency-Key on its own when
+	// a reused keep-alive connection turns out dead; count every write.
+	cl.attempts += max(1, int(cl.wrote.Swap(0)))
+	if err == nil {
+		cl.status, cl.header = resp.StatusCode, resp.Header
+		cl.body, err = readLimited(resp.Body, c.opts.MaxResponseBody)
+		resp.Body = io.NopCloser(bytes.NewReader(nil))
+		if errors.Is(err, ErrBodyTooLarge) {
+			return cl.stop(ErrBodyTooLarge)
+		}
+	}
+	cl.err = err
+	if ctx.Err() != nil {
+		return cl.stop(ctx.Err())
+	}
+	timeout := false
+	if err != nil {
+		cl.status, cl.header, cl.body = 0, nil, nil
+		if !retryableError(err) {
+			return cl.stop(err)
+		}
+		timeout = isTimeout(err)
+	} else if isReplayed(resp.Header) || !isRetryableStatus(resp.StatusCode) {
+		cl.report(false)
+		return false, nil
+	}
+	if cl.attempts >= c.opts.MaxAttempts {
+		return cl.stop(ErrRetriesExhausted)
+	}
+	cost, ok := c.budget.take(timeout)
+	if !ok {
+		return cl.stop(ErrBudgetExhausted)
+	}
+	wait := retryWait(cl.retries+1, resp, &c.opts, time.Now())
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+		c.budget.refund(cost)
+		return cl.stop(ErrDeadline)
+	}
+	cl.lastCost, cl.wait = cost, wait
+	cl.retries++
+	cl.report(true)
+	if l := c.opts.Logger; l != nil {
+		l.Debug("idem: retrying", "key", cl.op.Key, "method", cl.op.Method, "url", cl.op.URL,
+			"attempt", cl.attempts, "status", cl.status, "error", err, "wait", wait)
+	}
+	return true, nil
+}
+
+func (cl *call) stop(reason error) (bool, error) {
+	cl.reason = reason
+	cl.report(false)
+	return false, reason
+}
+
+func (cl *call) report(retry bool) {
+	if f := cl.c.opts.OnAttempt; f != nil {
+		f(Attempt{
+			Key:        cl.op.Key,
+			N:          cl.attempts,
+			StatusCode: cl.status,
+			Err:        cl.err,
+			Replayed:   cl.status != 0 && isReplayed(cl.header),
+			Retry:      retry,
+			Wait:       cl.wait,
+		})
+	}
+}
+
+// finish turns the loop's end into the caller's answer and journals a final
+// response.
+func (cl *call) finish(resp *http.Response, err error) (*Response, error) {
+	c, op := cl.c, cl.op
+	if cl.reason == nil && err != nil {
+		cl.reason = err // cancelled while waiting, or PrepareRequest failed
+	}
+	if cl.reason != nil {
+		e := op.error(cl.reason, cl.attempts)
+		e.Cause = cl.err
+		if cl.status != 0 {
+			e.StatusCode, e.Header, e.Body = cl.status, cl.header, c.errorBody(cl.body)
+		}
+		return nil, e
+	}
+	if cl.retries == 0 {
+		c.budget.refund(c.opts.Budget.SuccessRefund)
+	} else {
+		c.budget.refund(cl.lastCost)
+	}
+	replayed := isReplayed(resp.Header)
+	if c.journal != nil {
+		c.record(op, cl, replayed)
+	}
+	if cl.status == http.StatusUnprocessableEntity {
+		e := op.error(ErrKeyReused, cl.attempts)
+		e.StatusCode, e.Header, e.Body = cl.status, cl.header, c.errorBody(cl.body)
+		return nil, e
+	}
+	return &Response{
+		StatusCode: cl.status,
+		Header:     cl.header,
+		Body:       cl.body,
+		Key:        op.Key,
+		Attempts:   cl.attempts,
+		Replayed:   replayed,
+	}, nil
+}
+
+// record writes the final answer to the journal. The write is lazy: if it
+// is lost in a crash the operation is resumed and the server replays it.
+func (c *Client) record(op *Operation, cl *call, replayed bool) {
+	body, truncated := cl.body, false
+	if len(body) > c.opts.MaxJournalBody {
+		body, truncated = body[:c.opts.MaxJournalBody], true
+	}
+	h := cl.header.Clone()
+	delete(h, "Set-Cookie")
+	op.State = Failed
+	if cl.status < 400 {
+		op.State = Completed
+	}
+	op.UpdatedAt = time.Now()
+	op.Attempts = cl.attempts
+	op.Result = &Result{StatusCode: cl.status, Header: h, Body: body, Truncated: truncated, Replayed: replayed}
+	if err := c.journal.update(op); err != nil && c.opts.Logger != nil {
+		c.opts.Logger.Warn("idem: could not journal an outcome; the operation will be resumed and replayed",
+			"key", op.Key, "error", err)
+	}
+}
+
+func readLimited(r io.Reader, limit int64) ([]byte, error) {
+	b, err := io.ReadAll(io.LimitReader(r, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, fmt.Errorf("%w: response body over %d bytes", ErrBodyTooLarge, limit)
+	}
+	return b, nil
+}
+
+// retryableError reports whether a transport error may go away on another
+// attempt. Certificate failures and malformed requests will not.
+func retryableError(err error) bool {
+	var (
+		unknownCA *x509.UnknownAuthorityError
+		hostname  x509.HostnameError
+		invalid   x509.CertificateInvalidError
+		verify    *tls.CertificateVerificationError
+	)
+	if errors.As(err, &unknownCA) || errors.As(err, &hostname) || errors.As(err, &invalid) || errors.As(err, &verify) {
+		return false
+	}
+	msg := err.Error()
+	return !strings.Contains(msg, "unsupported protocol scheme") &&
+		!strings.Contains(msg, "invalid header") &&
+		!strings.Contains(msg, "stopped after")
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
