@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -61,6 +62,8 @@ type Journal struct {
 	closed bool
 	reqs   chan *commitReq
 	done   chan struct{}
+
+	commits atomic.Int64 // bbolt write transactions, for tests and benchmarks
 
 	lazyMu sync.Mutex
 	lazy   map[string]*Operation // written lazily, not yet committed
@@ -515,6 +518,7 @@ func hasDurable(batch []*commitReq) bool {
 // commit writes a batch in one transaction. If it fails, each write is
 // tried alone, so one bad write cannot fail its neighbours.
 func (j *Journal) commit(batch []*commitReq) {
+	j.commits.Add(1)
 	err := j.db.Update(func(tx *bolt.Tx) error {
 		for _, r := range batch {
 			if err := r.apply(tx); err != nil {

@@ -103,6 +103,7 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 	if err == nil {
 		cl.status, cl.header = resp.StatusCode, resp.Header
 		cl.body, err = readLimited(resp.Body, c.opts.MaxResponseBody)
+		resp.Body.Close() // also stops net/http's per-attempt timeout timer
 		resp.Body = io.NopCloser(bytes.NewReader(nil))
 		if errors.Is(err, ErrBodyTooLarge) {
 			return cl.stop(ErrBodyTooLarge)

@@ -1,0 +1,353 @@
+package idem
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestDoRetryTable drives every status class through the real Do against an
+// httptest server: which are retried, what comes back, and that every
+// attempt carries the same key and the same bytes.
+func TestDoRetryTable(t *testing.T) {
+	t.Parallel()
+	type want struct {
+		status   int   // final Response status, if no error
+		err      error // or the error
+		attempts int
+	}
+	cases := []struct {
+		name  string
+		codes []int
+		want  want
+	}{
+		{"201 first time", []int{201}, want{status: 201, attempts: 1}},
+		{"303 is final", []int{303}, want{status: 303, attempts: 1}},
+		{"408 retried", []int{408, 408, 201}, want{status: 201, attempts: 3}},
+		{"409 retried", []int{409, 409, 201}, want{status: 201, attempts: 3}},
+		{"425 retried", []int{425, 201}, want{status: 201, attempts: 2}},
+		{"429 retried", []int{429, 201}, want{status: 201, attempts: 2}},
+		{"500 retried", []int{500, 201}, want{status: 201, attempts: 2}},
+		{"502 retried", []int{502, 201}, want{status: 201, attempts: 2}},
+		{"503 retried", []int{503, 201}, want{status: 201, attempts: 2}},
+		{"504 retried", []int{504, 201}, want{status: 201, attempts: 2}},
+		{"mixed then success", []int{503, 429, 500, 502, 200}, want{status: 200, attempts: 5}},
+		{"400 final", []int{400, 201}, want{status: 400, attempts: 1}},
+		{"401 final", []int{401, 201}, want{status: 401, attempts: 1}},
+		{"403 final", []int{403, 201}, want{status: 403, attempts: 1}},
+		{"404 final", []int{404, 201}, want{status: 404, attempts: 1}},
+		{"410 final", []int{410, 201}, want{status: 410, attempts: 1}},
+		{"412 final", []int{412, 201}, want{status: 412, attempts: 1}},
+		{"501 final", []int{501, 201}, want{status: 501, attempts: 1}},
+		{"505 final", []int{505, 201}, want{status: 505, attempts: 1}},
+		{"422 is key reuse", []int{422, 201}, want{err: ErrKeyReused, attempts: 1}},
+		{"503 until exhausted", []int{503}, want{err: ErrRetriesExhausted, attempts: 5}},
+		{"retried 4xx after 5xx is final", []int{503, 404, 201}, want{status: 404, attempts: 2}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := newScripted(t, statuses(tc.codes...))
+			c := newClient(t, quickOptions(Options{}))
+			const body = `{"amount":1000,"currency":"usd"}`
+			resp, err := c.Do(post(t, s.srv.URL+"/charges", body))
+			got := s.seen()
+			require.Len(t, got, tc.want.attempts, "requests the server saw")
+			for _, r := range got {
+				assert.Equal(t, got[0].Key, r.Key, "same key on every attempt")
+				assert.Equal(t, body, string(r.Body), "same bytes on every attempt")
+				assert.Equal(t, http.MethodPost, r.Method)
+			}
+			require.NoError(t, ValidateKey(got[0].Key))
+			if tc.want.err != nil {
+				require.ErrorIs(t, err, tc.want.err)
+				var e *Error
+				require.ErrorAs(t, err, &e)
+				assert.Equal(t, tc.want.attempts, e.Attempts)
+				assert.Equal(t, got[0].Key, e.Key)
+				assert.Equal(t, tc.codes[min(tc.want.attempts, len(tc.codes))-1], e.StatusCode)
+				assert.NotEmpty(t, e.Body)
+				return
+			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want.status, resp.StatusCode)
+			assert.Equal(t, tc.want.attempts, resp.Attempts)
+			assert.Equal(t, got[0].Key, resp.Key)
+			assert.Equal(t, http.StatusText(tc.want.status), string(resp.Body))
+		})
+	}
+}
+
+func TestDoReplayedResponseIsFinal(t *testing.T) {
+	t.Parallel()
+	for _, code := range []int{201, 409, 500, 503} {
+		t.Run(http.StatusText(code), func(t *testing.T) {
+			t.Parallel()
+			s := newScripted(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+				w.Header().Set("Idempotent-Replayed", "true")
+				w.WriteHeader(code)
+			})
+			c := newClient(t, quickOptions(Options{}))
+			resp, err := c.Do(post(t, s.srv.URL, `{}`))
+			require.NoError(t, err)
+			assert.Equal(t, code, resp.StatusCode)
+			assert.True(t, resp.Replayed)
+			assert.Equal(t, 1, resp.Attempts)
+			assert.Len(t, s.seen(), 1, "a replay will not change by asking again")
+		})
+	}
+}
+
+func TestDoKeepsCallersKey(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(503, 201))
+	cases := []struct {
+		name string
+		opts Options
+		in   string
+		sent string
+	}{
+		{"bare stays bare", Options{}, "order-17", "order-17"},
+		{"quoted in, bare out", Options{}, `"order-17"`, "order-17"},
+		{"quoted by option", Options{QuoteKey: true}, "order-17", `"order-17"`},
+		{"escaped by option", Options{QuoteKey: true}, `a"b`, `"a\"b"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClient(t, quickOptions(tc.opts))
+			before := len(s.seen())
+			req := post(t, s.srv.URL, `{}`)
+			req.Header.Set("Idempotency-Key", tc.in)
+			_, err := c.Do(req)
+			require.NoError(t, err)
+			for _, r := range s.seen()[before:] {
+				assert.Equal(t, tc.sent, r.Key)
+			}
+		})
+	}
+}
+
+func TestDoCustomHeaderAndULID(t *testing.T) {
+	t.Parallel()
+	var got atomic.Value
+	s := newScripted(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+		got.Store(r.Header.Get("PayPal-Request-Id"))
+		w.WriteHeader(201)
+	})
+	c := newClient(t, Options{Header: "paypal-request-id", KeyFormat: ULID})
+	resp, err := c.Do(post(t, s.srv.URL, `{}`))
+	require.NoError(t, err)
+	assert.Len(t, resp.Key, 26)
+	assert.Equal(t, resp.Key, got.Load())
+	assert.Empty(t, s.seen()[0].Key, "no Idempotency-Key when another header is configured")
+}
+
+func TestDoRejectsBadInput(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(201))
+	c := newClient(t, Options{MaxRequestBody: 8})
+	req := post(t, s.srv.URL, `{}`)
+	req.Header.Set("Idempotency-Key", "bad\x01key")
+	_, err := c.Do(req)
+	require.ErrorIs(t, err, ErrInvalidKey)
+	_, err = c.Do(post(t, s.srv.URL, `{"too":"long"}`))
+	require.ErrorIs(t, err, ErrBodyTooLarge)
+	assert.Empty(t, s.seen(), "nothing is sent")
+
+	for name, o := range map[string]Options{
+		"bad header":   {Header: "Idem Key"},
+		"bad format":   {KeyFormat: KeyFormat(7)},
+		"bad attempts": {MaxAttempts: -1},
+	} {
+		_, err := New(o)
+		assert.Error(t, err, name)
+	}
+}
+
+// TestDoRetriesTransportErrors closes the connection without an answer on
+// the first two attempts.
+func TestDoRetriesTransportErrors(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+		if n < 2 {
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		w.WriteHeader(201)
+	})
+	c := newClient(t, quickOptions(Options{}))
+	resp, err := c.Do(post(t, s.srv.URL, `{"a":1}`))
+	require.NoError(t, err)
+	assert.Equal(t, 201, resp.StatusCode)
+	got := s.seen()
+	assert.Equal(t, len(got), resp.Attempts, "attempts match what the server saw")
+	assert.GreaterOrEqual(t, len(got), 3)
+	for _, r := range got {
+		assert.Equal(t, got[0].Key, r.Key)
+	}
+}
+
+// TestDoCountsSilentResends: net/http resends a request carrying
+// Idempotency-Key on its own when a reused keep-alive connection dies
+// before the response. The count must include that resend.
+func TestDoCountsSilentResends(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+		if n == 1 { // the POST, on the connection the warm-up left idle
+			conn, _, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				conn.Close()
+			}
+			return
+		}
+		w.WriteHeader(201)
+	})
+	var attempts []Attempt
+	c := newClient(t, Options{MaxAttempts: 1, OnAttempt: func(a Attempt) { attempts = append(attempts, a) }})
+	// Warm up: leave one idle keep-alive connection in the pool.
+	warm, err := c.HTTPClient().Get(s.srv.URL)
+	require.NoError(t, err)
+	io.Copy(io.Discard, warm.Body)
+	warm.Body.Close()
+
+	resp, err := c.Do(post(t, s.srv.URL, `{"a":1}`))
+	require.NoError(t, err, "net/http resent the request itself")
+	assert.Equal(t, 201, resp.StatusCode)
+	require.Len(t, s.seen(), 3, "warm-up, the lost POST, the resend")
+	assert.Equal(t, 2, resp.Attempts, "both POSTs the server saw are counted")
+	require.Len(t, attempts, 1, "one attempt of our own loop")
+	assert.Equal(t, 2, attempts[0].N)
+}
+
+func TestDoBodyCutOffIsRetried(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+		if n == 0 {
+			w.Header().Set("Content-Length", "100")
+			w.WriteHeader(201)
+			io.WriteString(w, "partial")
+			conn, buf, err := w.(http.Hijacker).Hijack()
+			if err == nil {
+				buf.Flush()
+				conn.Close()
+			}
+			return
+		}
+		w.WriteHeader(201)
+		io.WriteString(w, "whole")
+	})
+	c := newClient(t, quickOptions(Options{}))
+	resp, err := c.Do(post(t, s.srv.URL, `{}`))
+	require.NoError(t, err)
+	assert.Equal(t, "whole", string(resp.Body))
+	assert.Equal(t, 2, resp.Attempts)
+}
+
+func TestDoBudget(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(503))
+	c := newClient(t, quickOptions(Options{MaxAttempts: 10, Budget: BudgetOptions{Capacity: 12, RetryCost: 5, SuccessRefund: 1}}))
+	_, err := c.Do(post(t, s.srv.URL, `{}`))
+	require.ErrorIs(t, err, ErrBudgetExhausted)
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, 3, e.Attempts, "two retries fit a budget of 12 at 5 each")
+	assert.Equal(t, 503, e.StatusCode)
+	assert.Equal(t, 2, c.budget.level())
+
+	_, err = c.Do(post(t, s.srv.URL, `{}`))
+	require.ErrorIs(t, err, ErrBudgetExhausted)
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, 1, e.Attempts, "first attempts still go out on an empty budget")
+
+	ok := newScripted(t, statuses(201))
+	for range 3 {
+		_, err := c.Do(post(t, ok.srv.URL, `{}`))
+		require.NoError(t, err)
+	}
+	assert.Equal(t, 5, c.budget.level(), "first-try successes refund")
+
+	unlimited := newClient(t, quickOptions(Options{MaxAttempts: 4, Budget: BudgetOptions{Capacity: -1}}))
+	_, err = unlimited.Do(post(t, s.srv.URL, `{}`))
+	require.ErrorIs(t, err, ErrRetriesExhausted)
+}
+
+func TestDoErrorBodyIsBounded(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("x", 10000)
+	s := newScripted(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(503)
+		io.WriteString(w, big)
+	})
+	c := newClient(t, quickOptions(Options{MaxAttempts: 2, MaxErrorBody: 100}))
+	_, err := c.Do(post(t, s.srv.URL, `{}`))
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, big[:100], string(e.Body))
+	assert.Contains(t, e.Error(), "retries exhausted after 2 attempts, last status 503")
+}
+
+func TestDoCancelledWhileWaiting(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Retry-After", "30")
+		w.WriteHeader(503)
+	})
+	c := newClient(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	req := post(t, s.srv.URL, `{}`).WithContext(ctx)
+	time.AfterFunc(50*time.Millisecond, cancel)
+	start := time.Now()
+	_, err := c.Do(req)
+	require.ErrorIs(t, err, context.Canceled)
+	assert.Less(t, time.Since(start), 10*time.Second, "cancellation cuts the 30 s wait short")
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, 1, e.Attempts)
+	assert.NotEmpty(t, e.Key)
+}
+
+func TestDoCancelledBeforeStart(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(201))
+	c := newClient(t, Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := c.Do(post(t, s.srv.URL, `{}`).WithContext(ctx))
+	require.ErrorIs(t, err, context.Canceled)
+}
+
+func TestDoTransportErrorClasses(t *testing.T) {
+	t.Parallel()
+	// An address nobody listens on is a retryable transport error...
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	addr := ln.Addr().String()
+	ln.Close()
+	c := newClient(t, quickOptions(Options{MaxAttempts: 3}))
+	_, err = c.Do(post(t, "http://"+addr, `{}`))
+	require.ErrorIs(t, err, ErrRetriesExhausted)
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, 3, e.Attempts)
+	var opErr *net.OpError
+	assert.ErrorAs(t, err, &opErr, "the last transport error is kept as Cause")
+
+	// ...an unsupported scheme is not.
+	_, err = c.Do(post(t, "ftp://"+addr, `{}`))
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, 1, e.Attempts)
+	assert.False(t, errors.Is(err, ErrRetriesExhausted))
+}

@@ -1,0 +1,151 @@
+package idem
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+)
+
+// seen is one request as a test server received it.
+type seen struct {
+	Method string
+	Key    string
+	Body   []byte
+	Header http.Header
+}
+
+// scripted is a test server that records every request and answers the
+// n-th one (from 0) with reply(n, r).
+type scripted struct {
+	srv   *httptest.Server
+	mu    sync.Mutex
+	reqs  []seen
+	reply func(n int, w http.ResponseWriter, r *http.Request)
+}
+
+func newScripted(t *testing.T, reply func(n int, w http.ResponseWriter, r *http.Request)) *scripted {
+	t.Helper()
+	s := &scripted{reply: reply}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+func (s *scripted) serve(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	n := len(s.reqs)
+	s.reqs = append(s.reqs, seen{Method: r.Method, Key: r.Header.Get("Idempotency-Key"), Body: body, Header: r.Header.Clone()})
+	s.mu.Unlock()
+	s.reply(n, w, r)
+}
+
+func (s *scripted) seen() []seen {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]seen(nil), s.reqs...)
+}
+
+// statuses answers the n-th request with codes[n], repeating the last.
+func statuses(codes ...int) func(int, http.ResponseWriter, *http.Request) {
+	return func(n int, w http.ResponseWriter, _ *http.Request) {
+		code := codes[min(n, len(codes)-1)]
+		w.WriteHeader(code)
+		io.WriteString(w, http.StatusText(code))
+	}
+}
+
+// quickOptions retries fast enough for tests driven by real time.
+func quickOptions(o Options) Options {
+	if o.BaseDelay == 0 {
+		o.BaseDelay = time.Millisecond
+	}
+	if o.MaxDelay == 0 {
+		o.MaxDelay = 2 * time.Millisecond
+	}
+	return o
+}
+
+func newClient(t *testing.T, o Options) *Client {
+	t.Helper()
+	c, err := New(o)
+	require.NoError(t, err)
+	return c
+}
+
+func post(t *testing.T, url, body string) *http.Request {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(body)))
+	require.NoError(t, err)
+	req.Header.Set("Content-Type", "application/json")
+	return req
+}
+
+// onceServer is a minimal idempotent server: it executes each key once,
+// keeps its response, and answers repeats from it with Idempotent-Replayed.
+// It counts executions per key and checks every attempt of a key carries
+// the same body.
+type onceServer struct {
+	t         *testing.T
+	mu        sync.Mutex
+	executed  map[string]int
+	bodies    map[string][]byte
+	responses map[string]string
+	attempts  int
+	// before, if set, runs first on every request; returning false means
+	// it answered on its own.
+	before func(w http.ResponseWriter, r *http.Request) bool
+}
+
+func newOnceServer(t *testing.T) *onceServer {
+	return &onceServer{t: t, executed: map[string]int{}, bodies: map[string][]byte{}, responses: map[string]string{}}
+}
+
+func (s *onceServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(r.Body)
+	if err != nil {
+		return
+	}
+	key := r.Header.Get("Idempotency-Key")
+	s.mu.Lock()
+	s.attempts++
+	if prev, ok := s.bodies[key]; ok && !bytes.Equal(prev, body) {
+		s.mu.Unlock()
+		w.WriteHeader(http.StatusUnprocessableEntity)
+		return
+	}
+	s.bodies[key] = body
+	s.mu.Unlock()
+	if s.before != nil && !s.before(w, r) {
+		return
+	}
+	s.mu.Lock()
+	resp, done := s.responses[key]
+	if !done {
+		s.executed[key]++
+		resp = `{"charged":` + string(body) + `}`
+		s.responses[key] = resp
+	}
+	s.mu.Unlock()
+	if done {
+		w.Header().Set("Idempotent-Replayed", "true")
+	}
+	w.WriteHeader(http.StatusCreated)
+	io.WriteString(w, resp)
+}
+
+func (s *onceServer) executions() map[string]int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	out := make(map[string]int, len(s.executed))
+	for k, v := range s.executed {
+		out[k] = v
+	}
+	return out
+}
