@@ -1,0 +1,401 @@
+package pgstore_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemhq/idem/server"
+	"github.com/idemhq/idem/server/pgstore"
+)
+
+const (
+	lease     = 30 * time.Second
+	retention = time.Hour
+	// lapsed is a lease or retention that ends before it starts: the
+	// database's clock decides, so no test sleeps for expiry.
+	lapsed = -time.Second
+)
+
+func TestNewValidatesTable(t *testing.T) {
+	t.Parallel()
+	pool := newPool(t, poolConfig(t, 1))
+	cases := []struct {
+		name  string
+		table string
+		ok    bool
+	}{
+		{"default", "", true},
+		{"plain", "idem_keys", true},
+		{"schema qualified", "billing.idem_keys", true},
+		{"digits after first", "keys2", true},
+		{"uppercase", "Idem", false},
+		{"leading digit", "2keys", false},
+		{"quote", `idem"keys`, false},
+		{"injection", "idem; DROP TABLE x", false},
+		{"empty part", "billing.", false},
+		{"two qualifiers", "a.b.c", false},
+		{"too long", "a23456789012345678901234567890123456789012345678901", false},
+		{"longest", "a2345678901234567890123456789012345678901234567", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := pgstore.New(pool, pgstore.Options{Table: tc.table})
+			if tc.ok {
+				require.NoError(t, err)
+				require.NotNil(t, s)
+			} else {
+				require.Error(t, err)
+			}
+		})
+	}
+	_, err := pgstore.New(nil, pgstore.Options{})
+	require.Error(t, err)
+}
+
+func TestMigrateIsIdempotent(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := newPool(t, poolConfig(t, 8))
+	table := "public." + tableName()
+	dropTable(t, pool, table)
+	s, err := pgstore.New(pool, pgstore.Options{Table: table})
+	require.NoError(t, err)
+
+	var wg sync.WaitGroup
+	errs := make([]error, 6)
+	for i := range errs {
+		wg.Go(func() { errs[i] = s.Migrate(ctx) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	require.NoError(t, s.Migrate(ctx))
+
+	c, err := s.Claim(ctx, server.Key{Scope: "s", Key: "k"}, "fp", lease)
+	require.NoError(t, err)
+	require.True(t, c.Acquired)
+}
+
+func TestClaim(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	stored := server.Response{
+		Status: http.StatusCreated,
+		Header: http.Header{"Content-Type": {"application/json"}, "X-Multi": {"a", "b"}},
+		Body:   []byte(`{"id":"ch_1"}`),
+	}
+	cases := []struct {
+		name string
+		// setup brings key k into the state under test and returns the
+		// first owner's token, if any.
+		setup         func(t *testing.T, s *pgstore.Store, k server.Key) string
+		fingerprint   string
+		acquired      bool
+		takenOver     bool
+		completed     bool
+		recordPrint   string
+		firstLeaseOK  bool // whether the first owner may still Complete
+		wantLeaseLeft bool // running record reports a lease in the future
+	}{
+		{
+			name:         "new key",
+			setup:        func(*testing.T, *pgstore.Store, server.Key) string { return "" },
+			fingerprint:  "fp",
+			acquired:     true,
+			firstLeaseOK: true,
+		},
+		{
+			name:          "in flight, same fingerprint",
+			setup:         claimWith("fp", lease),
+			fingerprint:   "fp",
+			recordPrint:   "fp",
+			firstLeaseOK:  true,
+			wantLeaseLeft: true,
+		},
+		{
+			name:          "in flight, other fingerprint",
+			setup:         claimWith("fp", lease),
+			fingerprint:   "other",
+			recordPrint:   "fp",
+			firstLeaseOK:  true,
+			wantLeaseLeft: true,
+		},
+		{
+			name:        "completed, same fingerprint",
+			setup:       completeWith("fp", stored, retention),
+			fingerprint: "fp",
+			completed:   true,
+			recordPrint: "fp",
+		},
+		{
+			name:        "completed, other fingerprint",
+			setup:       completeWith("fp", stored, retention),
+			fingerprint: "other",
+			completed:   true,
+			recordPrint: "fp",
+		},
+		{
+			name:        "lapsed lease, same fingerprint",
+			setup:       claimWith("fp", lapsed),
+			fingerprint: "fp",
+			acquired:    true,
+			takenOver:   true,
+		},
+		{
+			name:         "lapsed lease, other fingerprint",
+			setup:        claimWith("fp", lapsed),
+			fingerprint:  "other",
+			recordPrint:  "fp",
+			firstLeaseOK: true,
+		},
+		{
+			name:        "completed past retention, other fingerprint",
+			setup:       completeWith("fp", stored, lapsed),
+			fingerprint: "other",
+			acquired:    true,
+		},
+		{
+			name:        "released",
+			setup:       releaseWith("fp"),
+			fingerprint: "other",
+			acquired:    true,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, _ := newTestStore(t, pgstore.Options{})
+			k := server.Key{Scope: "tenant", Key: "key-1"}
+			first := tc.setup(t, s, k)
+
+			c, err := s.Claim(ctx, k, tc.fingerprint, lease)
+			require.NoError(t, err)
+			assert.Equal(t, tc.acquired, c.Acquired, "acquired")
+			assert.Equal(t, tc.takenOver, c.TakenOver, "taken over")
+			if tc.acquired {
+				require.NotEmpty(t, c.Token)
+				assert.NotEqual(t, first, c.Token)
+				assert.Equal(t, server.Record{}, c.Record)
+				require.NoError(t, s.Complete(ctx, k, c.Token, stored, retention))
+			} else {
+				assert.Empty(t, c.Token)
+				assert.Equal(t, tc.recordPrint, c.Record.Fingerprint)
+				assert.Equal(t, tc.completed, c.Record.Completed)
+				assert.False(t, c.Record.ExpiresAt.IsZero())
+				if tc.completed {
+					assert.Equal(t, stored, c.Record.Response)
+					assert.True(t, c.Record.LeaseExpires.IsZero())
+					assert.WithinDuration(t, time.Now().Add(retention), c.Record.ExpiresAt, time.Minute)
+				} else {
+					assert.Equal(t, server.Response{}, c.Record.Response)
+					assert.Equal(t, c.Record.ExpiresAt, c.Record.LeaseExpires)
+					assert.Equal(t, tc.wantLeaseLeft, time.Until(c.Record.LeaseExpires) > 0)
+				}
+			}
+			if first != "" && !tc.completed {
+				err := s.Complete(ctx, k, first, stored, retention)
+				if tc.firstLeaseOK {
+					require.NoError(t, err)
+				} else {
+					require.ErrorIs(t, err, server.ErrLeaseLost)
+				}
+			}
+		})
+	}
+}
+
+func claimWith(fingerprint string, d time.Duration) func(*testing.T, *pgstore.Store, server.Key) string {
+	return func(t *testing.T, s *pgstore.Store, k server.Key) string {
+		c, err := s.Claim(context.Background(), k, fingerprint, d)
+		require.NoError(t, err)
+		require.True(t, c.Acquired)
+		return c.Token
+	}
+}
+
+func completeWith(fingerprint string, resp server.Response, keep time.Duration) func(*testing.T, *pgstore.Store, server.Key) string {
+	return func(t *testing.T, s *pgstore.Store, k server.Key) string {
+		token := claimWith(fingerprint, lease)(t, s, k)
+		require.NoError(t, s.Complete(context.Background(), k, token, resp, keep))
+		return token
+	}
+}
+
+func releaseWith(fingerprint string) func(*testing.T, *pgstore.Store, server.Key) string {
+	return func(t *testing.T, s *pgstore.Store, k server.Key) string {
+		token := claimWith(fingerprint, lease)(t, s, k)
+		require.NoError(t, s.Release(context.Background(), k, token))
+		return ""
+	}
+}
+
+func TestFencing(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newTestStore(t, pgstore.Options{})
+	k := server.Key{Scope: "tenant", Key: "fenced"}
+	resp := server.Response{Status: http.StatusOK}
+
+	c, err := s.Claim(ctx, k, "fp", lease)
+	require.NoError(t, err)
+	require.True(t, c.Acquired)
+
+	require.ErrorIs(t, s.Renew(ctx, k, "wrong", lease), server.ErrLeaseLost)
+	require.ErrorIs(t, s.Complete(ctx, k, "wrong", resp, retention), server.ErrLeaseLost)
+	require.ErrorIs(t, s.Release(ctx, k, "wrong"), server.ErrLeaseLost)
+	other := server.Key{Scope: "other tenant", Key: k.Key}
+	require.ErrorIs(t, s.Complete(ctx, other, c.Token, resp, retention), server.ErrLeaseLost)
+
+	// Renewing a lapsed lease that nobody took over keeps it.
+	require.NoError(t, s.Renew(ctx, k, c.Token, lapsed))
+	require.NoError(t, s.Renew(ctx, k, c.Token, lease))
+	again, err := s.Claim(ctx, k, "fp", lease)
+	require.NoError(t, err)
+	require.False(t, again.Acquired, "a renewed lease is not taken over")
+
+	require.NoError(t, s.Complete(ctx, k, c.Token, resp, retention))
+	// Completed: the lease is over for every operation.
+	require.ErrorIs(t, s.Renew(ctx, k, c.Token, lease), server.ErrLeaseLost)
+	require.ErrorIs(t, s.Release(ctx, k, c.Token), server.ErrLeaseLost)
+	require.ErrorIs(t, s.Complete(ctx, k, c.Token, resp, retention), server.ErrLeaseLost)
+}
+
+func TestTakeoverFencesFormerOwner(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newTestStore(t, pgstore.Options{})
+	k := server.Key{Scope: "tenant", Key: "takeover"}
+
+	first, err := s.Claim(ctx, k, "fp", lapsed)
+	require.NoError(t, err)
+	second, err := s.Claim(ctx, k, "fp", lease)
+	require.NoError(t, err)
+	require.True(t, second.Acquired)
+	require.True(t, second.TakenOver)
+
+	require.ErrorIs(t, s.Renew(ctx, k, first.Token, lease), server.ErrLeaseLost)
+	require.ErrorIs(t, s.Complete(ctx, k, first.Token, server.Response{Status: 200}, retention), server.ErrLeaseLost)
+	require.ErrorIs(t, s.Release(ctx, k, first.Token), server.ErrLeaseLost)
+	require.NoError(t, s.Complete(ctx, k, second.Token, server.Response{Status: 201}, retention))
+
+	c, err := s.Claim(ctx, k, "fp", lease)
+	require.NoError(t, err)
+	require.True(t, c.Record.Completed)
+	require.Equal(t, 201, c.Record.Response.Status)
+}
+
+func TestResponseRoundTrip(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newTestStore(t, pgstore.Options{})
+	cases := []struct {
+		name string
+		resp server.Response
+	}{
+		{"nil header and body", server.Response{Status: http.StatusNoContent}},
+		{"empty header and body", server.Response{Status: http.StatusOK, Header: http.Header{}, Body: []byte{}}},
+		{"binary body", server.Response{Status: http.StatusOK, Body: []byte{0, 1, 2, 0xff, '\\', '\''}}},
+		{"unicode header", server.Response{Status: http.StatusConflict, Header: http.Header{"X-Note": {"héllo \"quoted\""}}}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			k := server.Key{Scope: "tenant", Key: tc.name}
+			c, err := s.Claim(ctx, k, "fp", lease)
+			require.NoError(t, err)
+			require.NoError(t, s.Complete(ctx, k, c.Token, tc.resp, retention))
+			replay, err := s.Claim(ctx, k, "fp", lease)
+			require.NoError(t, err)
+			require.True(t, replay.Record.Completed)
+			require.Equal(t, tc.resp, replay.Record.Response)
+		})
+	}
+}
+
+func TestScopesAreSeparate(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newTestStore(t, pgstore.Options{})
+	for _, scope := range []string{"a", "b", "A", ""} {
+		c, err := s.Claim(ctx, server.Key{Scope: scope, Key: "same"}, "fp", lease)
+		require.NoError(t, err)
+		require.True(t, c.Acquired, "scope %q", scope)
+	}
+}
+
+func TestConcurrentClaimsOneWinner(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newTestStore(t, pgstore.Options{})
+	const n = 40
+	for round := range 5 {
+		k := server.Key{Scope: "tenant", Key: "race-" + string(rune('a'+round))}
+		var (
+			wg     sync.WaitGroup
+			claims [n]server.Claim
+			errs   [n]error
+		)
+		for i := range n {
+			wg.Go(func() { claims[i], errs[i] = s.Claim(ctx, k, "fp", lease) })
+		}
+		wg.Wait()
+		won := 0
+		for i := range n {
+			require.NoError(t, errs[i])
+			if claims[i].Acquired {
+				won++
+			} else {
+				require.Equal(t, "fp", claims[i].Record.Fingerprint)
+			}
+		}
+		require.Equal(t, 1, won, "round %d", round)
+	}
+}
+
+func TestConcurrentTakeoversOneWinner(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newTestStore(t, pgstore.Options{})
+	k := server.Key{Scope: "tenant", Key: "crashed"}
+	_, err := s.Claim(ctx, k, "fp", lapsed)
+	require.NoError(t, err)
+
+	const n = 20
+	var (
+		wg     sync.WaitGroup
+		claims [n]server.Claim
+		errs   [n]error
+	)
+	for i := range n {
+		wg.Go(func() { claims[i], errs[i] = s.Claim(ctx, k, "fp", lease) })
+	}
+	wg.Wait()
+	won := 0
+	for i := range n {
+		require.NoError(t, errs[i])
+		if claims[i].Acquired {
+			require.True(t, claims[i].TakenOver)
+			won++
+		}
+	}
+	require.Equal(t, 1, won)
+}
+
+func TestCancelledContext(t *testing.T) {
+	t.Parallel()
+	s, _ := newTestStore(t, pgstore.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	k := server.Key{Scope: "tenant", Key: "cancelled"}
+	_, err := s.Claim(ctx, k, "fp", lease)
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorIs(t, s.Complete(ctx, k, "t", server.Response{}, retention), context.Canceled)
+	_, err = s.Purge(ctx, 10)
+	require.ErrorIs(t, err, context.Canceled)
+}
