@@ -372,7 +372,8 @@ func decodeName(v []byte) (string, time.Time) {
 // Purge deletes terminal operations (completed, failed, expired) last
 // updated more than olderThan ago, and name bindings whose operation is gone
 // and that are older than that. It returns how many operations it deleted.
-// Pending operations are never purged.
+// Pending operations are never purged, nor are records that cannot be
+// decoded: reading one reports ErrJournalCorrupt.
 func (j *Journal) Purge(olderThan time.Duration) (int, error) {
 	cutoff := time.Now().Add(-olderThan)
 	var n int
@@ -380,19 +381,16 @@ func (j *Journal) Purge(olderThan time.Duration) (int, error) {
 		n = 0
 		ops := tx.Bucket(bucketOps)
 		var doomed [][]byte
-		err := ops.ForEach(func(k, v []byte) error {
+		_ = ops.ForEach(func(k, v []byte) error {
 			op, err := decodeOperation(v)
 			if err != nil {
-				return fmt.Errorf("%w: %s: record %q: %v", ErrJournalCorrupt, j.path, k, err)
+				return nil // left alone; reading it reports ErrJournalCorrupt
 			}
 			if op.State.terminal() && op.UpdatedAt.Before(cutoff) {
 				doomed = append(doomed, append([]byte(nil), k...))
 			}
 			return nil
 		})
-		if err != nil {
-			return err
-		}
 		for _, k := range doomed {
 			if err := ops.Delete(k); err != nil {
 				return err

@@ -1,0 +1,390 @@
+package idem
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	bolt "go.etcd.io/bbolt"
+)
+
+func openJournal(t *testing.T, path string) *Journal {
+	t.Helper()
+	if path == "" {
+		path = filepath.Join(t.TempDir(), "idem.journal")
+	}
+	j, err := OpenJournal(path, JournalOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { j.Close() })
+	return j
+}
+
+func TestJournalFileMode(t *testing.T) {
+	t.Parallel()
+	j := openJournal(t, "")
+	info, err := os.Stat(j.Path())
+	require.NoError(t, err)
+	assert.Equal(t, os.FileMode(0o600), info.Mode().Perm())
+}
+
+// TestJournalLockedByAnotherProcess starts a second process that opens the
+// same journal: it must get ErrJournalLocked within its timeout, not hang.
+func TestJournalLockedByAnotherProcess(t *testing.T) {
+	t.Parallel()
+	j := openJournal(t, "")
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperOpenJournal$")
+	cmd.Env = append(os.Environ(), "IDEM_HELPER_JOURNAL="+j.Path())
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Contains(t, string(out), "locked: true")
+	assert.Less(t, time.Since(start), 10*time.Second)
+}
+
+// TestHelperOpenJournal is the second process of the lock test.
+func TestHelperOpenJournal(t *testing.T) {
+	path := os.Getenv("IDEM_HELPER_JOURNAL")
+	if path == "" {
+		t.Skip("helper process for TestJournalLockedByAnotherProcess")
+	}
+	start := time.Now()
+	_, err := OpenJournal(path, JournalOptions{LockTimeout: 200 * time.Millisecond})
+	fmt.Printf("locked: %v after %v\n", assertIs(err, ErrJournalLocked), time.Since(start).Round(time.Millisecond))
+	require.ErrorContains(t, err, path, "the error names the file")
+}
+
+func assertIs(err, target error) bool {
+	return errors.Is(err, target)
+}
+
+func TestJournalRefusesForeignAndCorruptFiles(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage")
+	require.NoError(t, os.WriteFile(garbage, bytes.Repeat([]byte("not a database "), 1000), 0o600))
+
+	foreign := filepath.Join(dir, "foreign")
+	db, err := bolt.Open(foreign, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
+		_, err := tx.CreateBucket([]byte("someone-else"))
+		return err
+	}))
+	require.NoError(t, db.Close())
+
+	newer := filepath.Join(dir, "newer")
+	j, err := OpenJournal(newer, JournalOptions{})
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+	db, err = bolt.Open(newer, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(metaVersion, []byte{9}) }))
+	require.NoError(t, db.Close())
+
+	for name, path := range map[string]string{"garbage": garbage, "foreign bbolt": foreign, "future version": newer} {
+		t.Run(name, func(t *testing.T) {
+			before, err := os.ReadFile(path)
+			require.NoError(t, err)
+			_, err = OpenJournal(path, JournalOptions{})
+			require.ErrorIs(t, err, ErrJournalCorrupt)
+			assert.Contains(t, err.Error(), path, "the error names the file")
+			after, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, before, after, "the file is left as it was")
+		})
+	}
+}
+
+func TestJournalCorruptRecord(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "j")
+	j, err := OpenJournal(path, JournalOptions{})
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+	db, err := bolt.Open(path, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketOps).Put([]byte("k1"), []byte{1, 1, 0xff}); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketPending).Put([]byte("k1"), nil)
+	}))
+	require.NoError(t, db.Close())
+
+	j = openJournal(t, path)
+	_, _, err = j.Lookup("k1")
+	require.ErrorIs(t, err, ErrJournalCorrupt)
+	assert.Contains(t, err.Error(), path)
+	_, err = j.Pending()
+	require.ErrorIs(t, err, ErrJournalCorrupt)
+
+	c := newClient(t, Options{Journal: j})
+	req := post(t, "http://127.0.0.1:1/", `{}`)
+	req.Header.Set("Idempotency-Key", "k1")
+	_, err = c.Do(req)
+	require.ErrorIs(t, err, ErrJournalCorrupt, "a damaged record is never overwritten")
+}
+
+// TestJournalNeverStoresSecrets sends credentials on a journaled request
+// and looks for them in every byte of the file.
+func TestJournalNeverStoresSecrets(t *testing.T) {
+	t.Parallel()
+	const token = "Bearer sk_live_51SECRETTOKENvalue"
+	s := newScripted(t, statuses(503, 201))
+	j := openJournal(t, "")
+	c := newClient(t, quickOptions(Options{Journal: j, SecretHeaders: []string{"x-api-secret"}}))
+	req := post(t, s.srv.URL, `{"amount":5}`)
+	req.Header.Set("Authorization", token)
+	req.Header.Set("Cookie", "session=cookie-secret-value")
+	req.Header.Set("Proxy-Authorization", "Basic proxy-secret-value")
+	req.Header.Set("X-Api-Secret", "custom-secret-value")
+	req.Header.Set("X-Trace", "kept-header-value")
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	for _, r := range s.seen() {
+		assert.Equal(t, token, r.Header.Get("Authorization"), "credentials still go on the wire, every attempt")
+	}
+	op, ok, err := j.Lookup(resp.Key)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, "kept-header-value", op.Header.Get("X-Trace"))
+	require.NoError(t, j.Close())
+
+	raw, err := os.ReadFile(j.Path())
+	require.NoError(t, err)
+	require.Contains(t, string(raw), "kept-header-value", "the file is readable as written")
+	for _, secret := range []string{"SECRETTOKEN", "cookie-secret-value", "proxy-secret-value", "custom-secret-value"} {
+		assert.NotContains(t, string(raw), secret)
+	}
+}
+
+// TestJournalWritesBeforeTheFirstByte checks, from inside the server's
+// handler, that the operation is already committed when the first attempt
+// arrives.
+func TestJournalWritesBeforeTheFirstByte(t *testing.T) {
+	t.Parallel()
+	j := openJournal(t, "")
+	var mu sync.Mutex
+	var states []State
+	s := newScripted(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		var op *Operation
+		err := j.db.View(func(tx *bolt.Tx) error {
+			var err error
+			op, err = j.read(tx, r.Header.Get("Idempotency-Key"))
+			return err
+		})
+		mu.Lock()
+		if err == nil && op != nil {
+			states = append(states, op.State)
+		}
+		mu.Unlock()
+		w.WriteHeader([]int{503, 201}[min(n, 1)])
+	})
+	c := newClient(t, quickOptions(Options{Journal: j}))
+	resp, err := c.Do(post(t, s.srv.URL, `{"a":1}`))
+	require.NoError(t, err)
+	assert.Equal(t, []State{Pending, Pending}, states, "committed and pending at every attempt")
+	op, _, err := j.Lookup(resp.Key)
+	require.NoError(t, err)
+	assert.Equal(t, Completed, op.State)
+	assert.Equal(t, 2, op.Attempts)
+	assert.Equal(t, 201, op.Result.StatusCode)
+}
+
+func TestJournalAnswersRepeats(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Set-Cookie", "session=abc")
+		w.WriteHeader(201)
+		fmt.Fprintf(w, `{"charge":%d}`, n)
+	})
+	path := filepath.Join(t.TempDir(), "j")
+	j := openJournal(t, path)
+	c := newClient(t, Options{Journal: j})
+	send := func(c *Client, body string) (*Response, error) {
+		req := post(t, s.srv.URL+"/charges", body)
+		req.Header.Set("Idempotency-Key", "order-1")
+		return c.Do(req)
+	}
+	first, err := send(c, `{"amount":1}`)
+	require.NoError(t, err)
+	assert.False(t, first.FromJournal)
+
+	again, err := send(c, `{"amount":1}`)
+	require.NoError(t, err)
+	assert.True(t, again.FromJournal)
+	assert.Equal(t, first.Body, again.Body)
+	assert.Equal(t, 201, again.StatusCode)
+	assert.Empty(t, again.Header.Get("Set-Cookie"), "cookies are not journaled")
+
+	_, err = send(c, `{"amount":2}`)
+	require.ErrorIs(t, err, ErrKeyReused)
+	assert.Len(t, s.seen(), 1, "repeats never reached the server")
+
+	// The lazily written outcome is on disk after Close, for the next process.
+	require.NoError(t, j.Close())
+	j2 := openJournal(t, path)
+	c2 := newClient(t, Options{Journal: j2})
+	again, err = send(c2, `{"amount":1}`)
+	require.NoError(t, err)
+	assert.True(t, again.FromJournal)
+	assert.Equal(t, first.Body, again.Body)
+	assert.Len(t, s.seen(), 1)
+}
+
+func TestJournalRemembersKeyReuseAnswers(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(422))
+	c := newClient(t, Options{Journal: openJournal(t, "")})
+	for range 2 {
+		req := post(t, s.srv.URL, `{}`)
+		req.Header.Set("Idempotency-Key", "k")
+		_, err := c.Do(req)
+		require.ErrorIs(t, err, ErrKeyReused)
+	}
+	assert.Len(t, s.seen(), 1)
+}
+
+func TestJournalPendingContinuesWithSameBytes(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(503, 503, 201))
+	j := openJournal(t, "")
+	c := newClient(t, quickOptions(Options{Journal: j, MaxAttempts: 2}))
+	req := post(t, s.srv.URL, `{"amount":7}`)
+	req.Header.Set("Idempotency-Key", "pay-7")
+	_, err := c.Do(req)
+	require.ErrorIs(t, err, ErrRetriesExhausted)
+	op, _, err := j.Lookup("pay-7")
+	require.NoError(t, err)
+	assert.Equal(t, Pending, op.State)
+
+	pending, err := j.Pending()
+	require.NoError(t, err)
+	require.Len(t, pending, 1)
+
+	req = post(t, s.srv.URL, `{"amount":7}`)
+	req.Header.Set("Idempotency-Key", "pay-7")
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	assert.Equal(t, 201, resp.StatusCode)
+	for _, r := range s.seen() {
+		assert.Equal(t, "pay-7", r.Key)
+		assert.Equal(t, `{"amount":7}`, string(r.Body))
+	}
+	pending, err = j.Pending()
+	require.NoError(t, err)
+	assert.Empty(t, pending)
+}
+
+// TestJournalGroupCommit: concurrent operations share fsyncs.
+func TestJournalGroupCommit(t *testing.T) {
+	t.Parallel()
+	j := openJournal(t, "")
+	before := j.commits.Load()
+	const writers = 64
+	var wg sync.WaitGroup
+	start := make(chan struct{})
+	for i := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			op := sampleOperation()
+			op.Key = fmt.Sprintf("group-%d", i)
+			op.State, op.Result = Pending, nil
+			prev, err := j.begin(op)
+			assert.NoError(t, err)
+			assert.Nil(t, prev)
+		}()
+	}
+	close(start)
+	wg.Wait()
+	commits := j.commits.Load() - before
+	t.Logf("%d durable writes in %d commits", writers, commits)
+	assert.Less(t, commits, int64(writers), "writers waiting together share a commit")
+	pending, err := j.Pending()
+	require.NoError(t, err)
+	assert.Len(t, pending, writers, "and every write is there")
+}
+
+func TestNamedKeysSurviveReopen(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "j")
+	j := openJournal(t, path)
+	c := newClient(t, Options{Journal: j, KeyFormat: ULID})
+	k1, err := c.NamedKey("payout/2026-12-25/417")
+	require.NoError(t, err)
+	assert.Len(t, k1, 26)
+	k2, err := c.NamedKey("payout/2026-12-25/417")
+	require.NoError(t, err)
+	other, err := c.NamedKey("payout/2026-12-25/418")
+	require.NoError(t, err)
+	assert.Equal(t, k1, k2)
+	assert.NotEqual(t, k1, other)
+	require.NoError(t, j.Close())
+
+	c2 := newClient(t, Options{Journal: openJournal(t, path)})
+	k3, err := c2.NamedKey("payout/2026-12-25/417")
+	require.NoError(t, err)
+	assert.Equal(t, k1, k3, "the binding is durable")
+
+	_, err = c2.NamedKey("")
+	require.Error(t, err)
+	_, err = newClient(t, Options{}).NamedKey("x")
+	require.ErrorIs(t, err, ErrNoJournal)
+}
+
+func TestJournalPurge(t *testing.T) {
+	t.Parallel()
+	j := openJournal(t, "")
+	old := time.Now().Add(-48 * time.Hour)
+	for i, st := range []State{Completed, Failed, Expired, Pending} {
+		op := sampleOperation()
+		op.Key = fmt.Sprintf("old-%d", i)
+		op.State, op.UpdatedAt = st, old
+		_, err := j.begin(op)
+		require.NoError(t, err)
+	}
+	fresh := sampleOperation()
+	fresh.Key, fresh.UpdatedAt = "fresh", time.Now()
+	_, err := j.begin(fresh)
+	require.NoError(t, err)
+	_, err = j.namedKey("stale-name", func() string { return "never-used" })
+	require.NoError(t, err)
+
+	n, err := j.Purge(24 * time.Hour)
+	require.NoError(t, err)
+	assert.Equal(t, 3, n, "the three old terminal operations")
+	for key, want := range map[string]bool{"old-0": false, "old-1": false, "old-2": false, "old-3": true, "fresh": true} {
+		_, ok, err := j.Lookup(key)
+		require.NoError(t, err)
+		assert.Equal(t, want, ok, key)
+	}
+	n, err = j.Purge(-time.Hour) // everything terminal is "older" than the future
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	key, err := j.namedKey("stale-name", func() string { return "minted-again" })
+	require.NoError(t, err)
+	assert.Equal(t, "minted-again", key, "an unused name binding is purged too")
+}
+
+func TestJournalClosed(t *testing.T) {
+	t.Parallel()
+	j := openJournal(t, "")
+	require.NoError(t, j.Close())
+	require.NoError(t, j.Close(), "closing twice is harmless")
+	_, _, err := j.Lookup("x")
+	require.ErrorIs(t, err, ErrJournalClosed)
+	c := newClient(t, Options{Journal: j})
+	_, err = c.Do(post(t, "http://127.0.0.1:1/", `{}`))
+	require.ErrorIs(t, err, ErrJournalClosed)
+}
