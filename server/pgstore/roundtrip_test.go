@@ -22,6 +22,8 @@ import (
 type wire struct {
 	writes atomic.Int64
 	calls  atomic.Int64
+	// sql is the text of the last query.
+	sql atomic.Value
 }
 
 type countingConn struct {
@@ -34,8 +36,9 @@ func (c countingConn) Write(b []byte) (int, error) {
 	return c.Conn.Write(b)
 }
 
-func (w *wire) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
+func (w *wire) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
 	w.calls.Add(1)
+	w.sql.Store(data.SQL)
 	return ctx
 }
 func (w *wire) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}

@@ -329,64 +329,6 @@ func TestScopesAreSeparate(t *testing.T) {
 	}
 }
 
-func TestConcurrentClaimsOneWinner(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	s, _ := newTestStore(t, pgstore.Options{})
-	const n = 40
-	for round := range 5 {
-		k := server.Key{Scope: "tenant", Key: "race-" + string(rune('a'+round))}
-		var (
-			wg     sync.WaitGroup
-			claims [n]server.Claim
-			errs   [n]error
-		)
-		for i := range n {
-			wg.Go(func() { claims[i], errs[i] = s.Claim(ctx, k, "fp", lease) })
-		}
-		wg.Wait()
-		won := 0
-		for i := range n {
-			require.NoError(t, errs[i])
-			if claims[i].Acquired {
-				won++
-			} else {
-				require.Equal(t, "fp", claims[i].Record.Fingerprint)
-			}
-		}
-		require.Equal(t, 1, won, "round %d", round)
-	}
-}
-
-func TestConcurrentTakeoversOneWinner(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	s, _ := newTestStore(t, pgstore.Options{})
-	k := server.Key{Scope: "tenant", Key: "crashed"}
-	_, err := s.Claim(ctx, k, "fp", lapsed)
-	require.NoError(t, err)
-
-	const n = 20
-	var (
-		wg     sync.WaitGroup
-		claims [n]server.Claim
-		errs   [n]error
-	)
-	for i := range n {
-		wg.Go(func() { claims[i], errs[i] = s.Claim(ctx, k, "fp", lease) })
-	}
-	wg.Wait()
-	won := 0
-	for i := range n {
-		require.NoError(t, errs[i])
-		if claims[i].Acquired {
-			require.True(t, claims[i].TakenOver)
-			won++
-		}
-	}
-	require.Equal(t, 1, won)
-}
-
 func TestCancelledContext(t *testing.T) {
 	t.Parallel()
 	s, _ := newTestStore(t, pgstore.Options{})

@@ -1,0 +1,172 @@
+package pgstore_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemhq/idem/server"
+	"github.com/idemhq/idem/server/pgstore"
+)
+
+// newCharges creates a table of side effects, one row per charge, dropped
+// when the test ends.
+func newCharges(t testing.TB, pool *pgxpool.Pool) string {
+	t.Helper()
+	table := "charges_" + tableName()
+	_, err := pool.Exec(context.Background(), "CREATE TABLE "+table+" (key text NOT NULL, amount integer NOT NULL)")
+	require.NoError(t, err)
+	dropTable(t, pool, table)
+	return table
+}
+
+func countCharges(t testing.TB, pool *pgxpool.Pool, table string) int {
+	t.Helper()
+	var n int
+	require.NoError(t, pool.QueryRow(context.Background(), "SELECT count(*) FROM "+table).Scan(&n))
+	return n
+}
+
+// charge writes one charge through the work's transaction.
+func charge(t testing.TB, ctx context.Context, table, key string) {
+	t.Helper()
+	tx, ok := pgstore.Tx(ctx)
+	require.True(t, ok, "the work's context carries its transaction")
+	_, err := tx.Exec(ctx, "INSERT INTO "+table+" (key, amount) VALUES ($1, 1000)", key)
+	require.NoError(t, err)
+}
+
+func TestTransactionalWork(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	resp := server.Response{Status: http.StatusCreated, Body: []byte(`{"id":"ch_1"}`)}
+
+	cases := []struct {
+		name string
+		// run does the work for key k under claim c and ends it.
+		run func(t *testing.T, s *pgstore.Store, k server.Key, c server.Claim, charges string)
+		// charged is the number of charges in the end; completed whether
+		// the record holds an outcome (else it is still running).
+		charged   int
+		completed bool
+	}{
+		{
+			name: "commit stores the response with the writes",
+			run: func(t *testing.T, s *pgstore.Store, k server.Key, c server.Claim, charges string) {
+				wctx, w, err := s.BeginWork(ctx, k, c.Token)
+				require.NoError(t, err)
+				charge(t, wctx, charges, k.Key)
+				require.NoError(t, w.Commit(ctx, resp, retention))
+				require.NoError(t, w.Rollback(ctx), "Rollback after Commit does nothing")
+				require.Error(t, w.Commit(ctx, resp, retention), "a second Commit")
+			},
+			charged:   1,
+			completed: true,
+		},
+		{
+			name: "rollback discards the writes",
+			run: func(t *testing.T, s *pgstore.Store, k server.Key, c server.Claim, charges string) {
+				wctx, w, err := s.BeginWork(ctx, k, c.Token)
+				require.NoError(t, err)
+				charge(t, wctx, charges, k.Key)
+				require.NoError(t, w.Rollback(ctx))
+				require.NoError(t, w.Rollback(ctx))
+				require.Error(t, w.Commit(ctx, resp, retention), "Commit after Rollback")
+			},
+		},
+		{
+			name: "lost lease rolls the writes back",
+			run: func(t *testing.T, s *pgstore.Store, k server.Key, c server.Claim, charges string) {
+				wctx, w, err := s.BeginWork(ctx, k, c.Token)
+				require.NoError(t, err)
+				charge(t, wctx, charges, k.Key)
+				require.NoError(t, s.Release(ctx, k, c.Token)) // the lease is gone
+				require.ErrorIs(t, w.Commit(ctx, resp, retention), server.ErrLeaseLost)
+				again, err := s.Claim(ctx, k, "fp", lease)
+				require.NoError(t, err)
+				require.True(t, again.Acquired, "the record was not written either")
+				require.NoError(t, s.Release(ctx, k, again.Token))
+			},
+		},
+		{
+			name: "failed statement aborts the work",
+			run: func(t *testing.T, s *pgstore.Store, k server.Key, c server.Claim, charges string) {
+				wctx, w, err := s.BeginWork(ctx, k, c.Token)
+				require.NoError(t, err)
+				charge(t, wctx, charges, k.Key)
+				tx, _ := pgstore.Tx(wctx)
+				_, err = tx.Exec(wctx, "INSERT INTO "+charges+" (key) VALUES ('no amount')")
+				require.Error(t, err)
+				err = w.Commit(ctx, resp, retention)
+				require.Error(t, err)
+				require.NotErrorIs(t, err, server.ErrLeaseLost)
+			},
+		},
+		{
+			name: "handler may not end the transaction",
+			run: func(t *testing.T, s *pgstore.Store, k server.Key, c server.Claim, charges string) {
+				wctx, w, err := s.BeginWork(ctx, k, c.Token)
+				require.NoError(t, err)
+				tx, _ := pgstore.Tx(wctx)
+				require.Error(t, tx.Commit(wctx))
+				require.Error(t, tx.Rollback(wctx))
+				// Savepoints are the handler's to use.
+				sp, err := tx.Begin(wctx)
+				require.NoError(t, err)
+				_, err = sp.Exec(wctx, "INSERT INTO "+charges+" (key) VALUES ('no amount')")
+				require.Error(t, err)
+				require.NoError(t, sp.Rollback(wctx))
+				charge(t, wctx, charges, k.Key)
+				require.NoError(t, w.Commit(ctx, resp, retention))
+			},
+			charged:   1,
+			completed: true,
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s, pool := newTestStore(t, pgstore.Options{Transactional: true})
+			charges := newCharges(t, pool)
+			k := server.Key{Scope: "tenant", Key: "pay-1"}
+			c, err := s.Claim(ctx, k, "fp", lease)
+			require.NoError(t, err)
+			require.True(t, c.Acquired)
+
+			tc.run(t, s, k, c, charges)
+
+			assert.Equal(t, tc.charged, countCharges(t, pool, charges), "charges")
+			after, err := s.Claim(ctx, k, "fp", lease)
+			require.NoError(t, err)
+			if tc.completed {
+				require.True(t, after.Record.Completed)
+				assert.Equal(t, resp, after.Record.Response)
+			} else if !after.Acquired {
+				assert.False(t, after.Record.Completed)
+			}
+			assert.Zero(t, pool.Stat().AcquiredConns(), "the work's connection went back to the pool")
+		})
+	}
+}
+
+func TestWorkWithoutTransactions(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newTestStore(t, pgstore.Options{})
+	k := server.Key{Scope: "tenant", Key: "plain"}
+	c, err := s.Claim(ctx, k, "fp", lease)
+	require.NoError(t, err)
+
+	wctx, w, err := s.BeginWork(ctx, k, c.Token)
+	require.NoError(t, err)
+	require.Equal(t, ctx, wctx)
+	_, ok := pgstore.Tx(wctx)
+	require.False(t, ok)
+	require.NoError(t, w.Rollback(ctx))
+	require.NoError(t, w.Commit(ctx, server.Response{Status: 200}, retention))
+	require.ErrorIs(t, w.Commit(ctx, server.Response{Status: 200}, retention), server.ErrLeaseLost)
+}
