@@ -98,13 +98,18 @@ type onceServer struct {
 	bodies    map[string][]byte
 	responses map[string]string
 	attempts  int
+	mismatch  int
+	last      map[*http.Request][]byte
 	// before, if set, runs first on every request; returning false means
 	// it answered on its own.
 	before func(w http.ResponseWriter, r *http.Request) bool
+	// after, if set, runs once the work is done and before the answer;
+	// returning false drops the connection instead of answering.
+	after func(r *http.Request) bool
 }
 
 func newOnceServer(t *testing.T) *onceServer {
-	return &onceServer{t: t, executed: map[string]int{}, bodies: map[string][]byte{}, responses: map[string]string{}}
+	return &onceServer{t: t, executed: map[string]int{}, bodies: map[string][]byte{}, responses: map[string]string{}, last: map[*http.Request][]byte{}}
 }
 
 func (s *onceServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -116,12 +121,19 @@ func (s *onceServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.attempts++
 	if prev, ok := s.bodies[key]; ok && !bytes.Equal(prev, body) {
+		s.mismatch++
 		s.mu.Unlock()
 		w.WriteHeader(http.StatusUnprocessableEntity)
 		return
 	}
 	s.bodies[key] = body
+	s.last[r] = body
 	s.mu.Unlock()
+	defer func() {
+		s.mu.Lock()
+		delete(s.last, r)
+		s.mu.Unlock()
+	}()
 	if s.before != nil && !s.before(w, r) {
 		return
 	}
@@ -133,6 +145,12 @@ func (s *onceServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		s.responses[key] = resp
 	}
 	s.mu.Unlock()
+	if s.after != nil && !s.after(r) {
+		if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+			conn.Close()
+		}
+		return
+	}
 	if done {
 		w.Header().Set("Idempotent-Replayed", "true")
 	}
@@ -149,3 +167,42 @@ func (s *onceServer) executions() map[string]int {
 	}
 	return out
 }
+
+// lastBody returns the body of r, for a before hook.
+func (s *onceServer) lastBody(r *http.Request) []byte {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.last[r]
+}
+
+func (s *onceServer) attemptCount() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.attempts
+}
+
+func (s *onceServer) mismatches() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mismatch
+}
+
+// syncBuffer is a bytes.Buffer safe for a child's stdout and stderr.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.b.String()
+}
+
+func stringsReader(s string) io.Reader { return bytes.NewReader([]byte(s)) }

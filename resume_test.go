@@ -1,0 +1,197 @@
+package idem
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestResumeContinuesPendingWithCredentials(t *testing.T) {
+	t.Parallel()
+	var up atomic.Bool
+	s := newScripted(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		if !up.Load() {
+			w.WriteHeader(503)
+			return
+		}
+		w.WriteHeader(201)
+	})
+	path := filepath.Join(t.TempDir(), "j")
+	j, err := OpenJournal(path, JournalOptions{})
+	require.NoError(t, err)
+	c := newClient(t, quickOptions(Options{Journal: j, MaxAttempts: 1}))
+	var keys []string
+	for i := range 3 {
+		req := post(t, s.srv.URL+"/charges", fmt.Sprintf(`{"n":%d}`, i))
+		req.Header.Set("Authorization", "Bearer first-process")
+		req.Header.Set("X-Request-Source", "batch")
+		_, err := c.Do(req)
+		var e *Error
+		require.ErrorAs(t, err, &e)
+		keys = append(keys, e.Key)
+	}
+	require.NoError(t, j.Close()) // the process ends
+
+	up.Store(true)
+	j = openJournal(t, path)
+	c = newClient(t, Options{
+		Journal:      j,
+		ResumeJitter: -1,
+		PrepareRequest: func(r *http.Request) error {
+			r.Header.Set("Authorization", "Bearer second-process")
+			return nil
+		},
+	})
+	res, err := c.Resume(context.Background())
+	require.NoError(t, err)
+	require.Len(t, res, 3)
+	for i, r := range res {
+		require.NoError(t, r.Err)
+		assert.Equal(t, 201, r.Response.StatusCode)
+		assert.Equal(t, keys[i], r.Operation.Key, "oldest first")
+	}
+	seen := s.seen()
+	require.Len(t, seen, 6)
+	resent := map[string]string{}
+	for _, r := range seen[3:] {
+		assert.Equal(t, "Bearer second-process", r.Header.Get("Authorization"), "credentials re-applied, never journaled")
+		assert.Equal(t, "batch", r.Header.Get("X-Request-Source"), "safe headers journaled")
+		resent[r.Key] = string(r.Body)
+	}
+	for i, r := range seen[:3] {
+		assert.Equal(t, r.Body, []byte(resent[r.Key]), "op %d: same key, same bytes", i)
+	}
+	pending, err := j.Pending()
+	require.NoError(t, err)
+	assert.Empty(t, pending)
+	res, err = c.Resume(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, res, "nothing left to resume")
+}
+
+func TestResumeExpiresOldOperations(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(201))
+	j := openJournal(t, "")
+	op := sampleOperation()
+	op.Key, op.URL, op.State, op.Result = "old-op", s.srv.URL, Pending, nil
+	op.Fingerprint = fingerprint(op.Method, op.URL, op.Body)
+	op.CreatedAt = time.Now().Add(-25 * time.Hour)
+	op.ExpiresAt = op.CreatedAt.Add(24 * time.Hour)
+	_, err := j.begin(op)
+	require.NoError(t, err)
+
+	c := newClient(t, Options{Journal: j, ResumeJitter: -1})
+	res, err := c.Resume(context.Background())
+	require.NoError(t, err)
+	require.Len(t, res, 1)
+	require.ErrorIs(t, res[0].Err, ErrExpired)
+	assert.Equal(t, "old-op", res[0].Operation.Key)
+	assert.Empty(t, s.seen(), "an expired operation is never sent")
+	got, _, err := j.Lookup("old-op")
+	require.NoError(t, err)
+	assert.Equal(t, Expired, got.State)
+
+	req := post(t, s.srv.URL, string(op.Body))
+	req.Header.Set("Idempotency-Key", "old-op")
+	_, err = c.Do(req)
+	require.ErrorIs(t, err, ErrExpired, "nor by a later Do")
+	assert.Empty(t, s.seen())
+}
+
+func TestResumeBoundsConcurrency(t *testing.T) {
+	t.Parallel()
+	var inflight, peak atomic.Int32
+	var up atomic.Bool
+	s := newScripted(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		if !up.Load() {
+			w.WriteHeader(503)
+			return
+		}
+		n := inflight.Add(1)
+		for {
+			p := peak.Load()
+			if n <= p || peak.CompareAndSwap(p, n) {
+				break
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+		inflight.Add(-1)
+		w.WriteHeader(201)
+	})
+	j := openJournal(t, "")
+	c := newClient(t, Options{Journal: j, MaxAttempts: 1, ResumeConcurrency: 3, ResumeJitter: 20 * time.Millisecond})
+	var wg sync.WaitGroup
+	for i := range 24 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_, err := c.Do(post(t, s.srv.URL, fmt.Sprintf(`{"n":%d}`, i)))
+			assert.ErrorIs(t, err, ErrRetriesExhausted)
+		}()
+	}
+	wg.Wait()
+	up.Store(true)
+	res, err := c.Resume(context.Background())
+	require.NoError(t, err)
+	require.Len(t, res, 24)
+	for _, r := range res {
+		require.NoError(t, r.Err)
+	}
+	assert.LessOrEqual(t, peak.Load(), int32(3))
+	assert.Positive(t, peak.Load())
+}
+
+func TestResumeNeedsAJournal(t *testing.T) {
+	t.Parallel()
+	_, err := newClient(t, Options{}).Resume(context.Background())
+	require.ErrorIs(t, err, ErrNoJournal)
+}
+
+// TestSameKeyCallsRunOneAtATime: two goroutines sending one key at once
+// do not both reach the server as first attempts; the second is answered
+// from the journal.
+func TestSameKeyCallsRunOneAtATime(t *testing.T) {
+	t.Parallel()
+	srv := newOnceServer(t)
+	var inflight, peak atomic.Int32
+	srv.before = func(http.ResponseWriter, *http.Request) bool {
+		if n := inflight.Add(1); n > peak.Load() {
+			peak.Store(n)
+		}
+		time.Sleep(20 * time.Millisecond)
+		inflight.Add(-1)
+		return true
+	}
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	c := newClient(t, Options{Journal: openJournal(t, "")})
+	var wg sync.WaitGroup
+	var fromJournal atomic.Int32
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			req := post(t, ts.URL, `{"a":1}`)
+			req.Header.Set("Idempotency-Key", "same")
+			resp, err := c.Do(req)
+			if assert.NoError(t, err) && resp.FromJournal {
+				fromJournal.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	assert.Equal(t, int32(1), peak.Load())
+	assert.Equal(t, 1, srv.attempts, "one request reached the server")
+	assert.Equal(t, map[string]int{"same": 1}, srv.executions())
+	assert.Equal(t, int32(7), fromJournal.Load())
+}
