@@ -175,12 +175,6 @@ func (s *onceServer) lastBody(r *http.Request) []byte {
 	return s.last[r]
 }
 
-func (s *onceServer) attemptCount() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.attempts
-}
-
 func (s *onceServer) mismatches() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()

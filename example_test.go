@@ -1,0 +1,113 @@
+package idem_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync/atomic"
+
+	"github.com/idemhq/idem"
+)
+
+// A POST that meets a 503 is retried with the same key and the same bytes.
+func ExampleNew() {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, `{"id":"ch_1"}`)
+	}))
+	defer srv.Close()
+
+	client, err := idem.New(idem.Options{})
+	if err != nil {
+		panic(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/charges", strings.NewReader(`{"amount":1000}`))
+	resp, err := client.Do(req)
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(resp.StatusCode, string(resp.Body), "after", resp.Attempts, "attempts")
+	// Output: 201 {"id":"ch_1"} after 2 attempts
+}
+
+func ExampleNewKey() {
+	key := idem.NewKey()
+	fmt.Println(len(key), key[14:15]) // 36 characters, version 7
+	// Output: 36 7
+}
+
+// Keys derived from business IDs are the same in every process, so a
+// retry from another machine is recognised too. The derivation is part of
+// idem's compatibility promise: this output never changes.
+func ExampleDeriveKey() {
+	fmt.Println(idem.DeriveKey("payout", "2026-12-25", "417"))
+	fmt.Println(idem.DeriveKey("payout", "2026-12-25", "417") == idem.DeriveKey("payout", "2026-12-2", "5417"))
+	// Output:
+	// 742a48db-cbaf-8290-b144-5804a11352c8
+	// false
+}
+
+// After a crash, Resume sends every pending operation again with its
+// journaled key and bytes.
+func ExampleClient_Resume() {
+	var up atomic.Bool
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !up.Load() {
+			w.WriteHeader(http.StatusServiceUnavailable)
+			return
+		}
+		body, _ := io.ReadAll(r.Body)
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, "charged %s", body)
+	}))
+	defer srv.Close()
+	dir, _ := os.MkdirTemp("", "idem-example")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "client.journal")
+
+	// The first process journals the operation; the server is down.
+	journal, _ := idem.OpenJournal(path, idem.JournalOptions{})
+	client, _ := idem.New(idem.Options{Journal: journal, MaxAttempts: 1})
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/charges", strings.NewReader(`{"amount":1000}`))
+	_, err := client.Do(req)
+	fmt.Println(errors.Is(err, idem.ErrRetriesExhausted))
+	journal.Close() // the process ends
+
+	// The next process resumes it.
+	up.Store(true)
+	journal, _ = idem.OpenJournal(path, idem.JournalOptions{})
+	defer journal.Close()
+	client, _ = idem.New(idem.Options{Journal: journal})
+	resumed, _ := client.Resume(context.Background())
+	for _, r := range resumed {
+		fmt.Println(r.Response.StatusCode, string(r.Response.Body))
+	}
+	// Output:
+	// true
+	// 201 charged {"amount":1000}
+}
+
+// A name binds one key to one logical operation for good.
+func ExampleClient_NamedKey() {
+	dir, _ := os.MkdirTemp("", "idem-example")
+	defer os.RemoveAll(dir)
+	journal, _ := idem.OpenJournal(filepath.Join(dir, "client.journal"), idem.JournalOptions{})
+	defer journal.Close()
+	client, _ := idem.New(idem.Options{Journal: journal})
+
+	first, _ := client.NamedKey("payout/2026-12-25/417")
+	again, _ := client.NamedKey("payout/2026-12-25/417")
+	fmt.Println(first == again)
+	// Output: true
+}

@@ -1,0 +1,73 @@
+package idem
+
+import (
+	"errors"
+	"io"
+	"net/http"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestTransportForSDKs: an *http.Client built on net/http gets keys,
+// retries and replays without knowing about idem.
+func TestTransportForSDKs(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if r.Method == http.MethodGet {
+			w.WriteHeader(200)
+			io.WriteString(w, "listed")
+			return
+		}
+		if n == 0 {
+			w.WriteHeader(503)
+			return
+		}
+		w.Header().Set("Idempotent-Replayed", "true")
+		w.WriteHeader(201)
+		io.WriteString(w, `{"id":"ch_1"}`)
+	})
+	c := newClient(t, quickOptions(Options{Journal: openJournal(t, "")}))
+	hc := c.HTTPClient()
+
+	resp, err := hc.Post(s.srv.URL+"/charges", "application/json", stringsReader(`{"amount":1}`))
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.NoError(t, resp.Body.Close())
+	assert.Equal(t, 201, resp.StatusCode)
+	assert.Equal(t, `{"id":"ch_1"}`, string(body))
+	assert.Equal(t, "true", resp.Header.Get("Idempotent-Replayed"))
+	seen := s.seen()
+	require.Len(t, seen, 2)
+	assert.NotEmpty(t, seen[0].Key)
+	assert.Equal(t, seen[0].Key, seen[1].Key)
+
+	get, err := hc.Get(s.srv.URL + "/charges")
+	require.NoError(t, err)
+	get.Body.Close()
+	assert.Equal(t, 200, get.StatusCode)
+	assert.Empty(t, s.seen()[2].Key, "GET passes through without a key")
+}
+
+func TestTransportReturnsLastResponseOrError(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(503))
+	c := newClient(t, quickOptions(Options{MaxAttempts: 2}))
+	resp, err := c.HTTPClient().Post(s.srv.URL, "application/json", stringsReader(`{}`))
+	require.NoError(t, err, "never a response and an error together")
+	resp.Body.Close()
+	assert.Equal(t, 503, resp.StatusCode)
+
+	s422 := newScripted(t, statuses(422))
+	resp, err = c.HTTPClient().Post(s422.srv.URL, "application/json", stringsReader(`{}`))
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, 422, resp.StatusCode)
+
+	_, err = c.HTTPClient().Post("http://127.0.0.1:1/", "application/json", stringsReader(`{}`))
+	var e *Error
+	require.True(t, errors.As(err, &e), "no response at all: the *Error, inside net/http's *url.Error")
+	assert.ErrorIs(t, err, ErrRetriesExhausted)
+}
