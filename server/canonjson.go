@@ -1,0 +1,360 @@
+package server
+
+import (
+	"bytes"
+	"slices"
+	"unicode/utf8"
+)
+
+// maxJSONDepth bounds the nesting the canonicaliser follows; deeper
+// documents are fingerprinted as raw bytes.
+const maxJSONDepth = 512
+
+// canonicalizer rewrites a JSON text into its canonical form: no
+// insignificant whitespace, object members sorted, every string in one
+// spelling (escapes decoded; `"`, `\` and control characters escaped the
+// same way each time; lone surrogates kept as lowercase \u escapes),
+// numbers, literals and array order kept exactly as written. Two texts
+// with the same canonical form decode to the same value; key order and
+// whitespace do not change it.
+//
+// Duplicate member names are kept and sorted with their values, so
+// {"a":1,"a":2} and {"a":2,"a":1} are the same text.
+//
+// A canonicalizer is reused through fingerprint's pool; it is not safe for
+// concurrent use.
+type canonicalizer struct {
+	src     []byte
+	pos     int
+	out     []byte
+	members []span // member spans in out, a stack shared by nested objects
+	scratch []byte
+	depth   int
+}
+
+type span struct{ from, to int }
+
+// canonicalJSON appends the canonical form of src to dst. It reports false,
+// with dst unspecified, if src is not a single valid JSON value in UTF-8 or
+// nests deeper than maxJSONDepth.
+func (c *canonicalizer) canonicalJSON(dst, src []byte) ([]byte, bool) {
+	c.src, c.pos, c.out, c.members, c.depth = src, 0, dst, c.members[:0], 0
+	c.space()
+	ok := c.value()
+	c.space()
+	ok = ok && c.pos == len(src)
+	out := c.out
+	c.src, c.out = nil, nil
+	return out, ok
+}
+
+func (c *canonicalizer) space() {
+	for c.pos < len(c.src) {
+		switch c.src[c.pos] {
+		case ' ', '\t', '\n', '\r':
+			c.pos++
+		default:
+			return
+		}
+	}
+}
+
+func (c *canonicalizer) value() bool {
+	if c.pos >= len(c.src) {
+		return false
+	}
+	switch ch := c.src[c.pos]; {
+	case ch == '{':
+		return c.enter() && c.object()
+	case ch == '[':
+		return c.enter() && c.array()
+	case ch == '"':
+		return c.string()
+	case ch == 't':
+		return c.literal("true")
+	case ch == 'f':
+		return c.literal("false")
+	case ch == 'n':
+		return c.literal("null")
+	default:
+		return c.number()
+	}
+}
+
+// enter counts one more level of nesting; object and array leave it when
+// they succeed (a failure ends the whole parse).
+func (c *canonicalizer) enter() bool {
+	c.depth++
+	return c.depth <= maxJSONDepth
+}
+
+func (c *canonicalizer) literal(word string) bool {
+	if !bytes.HasPrefix(c.src[c.pos:], []byte(word)) {
+		return false
+	}
+	c.pos += len(word)
+	c.out = append(c.out, word...)
+	return true
+}
+
+// number copies a number's literal text after checking its grammar.
+func (c *canonicalizer) number() bool {
+	start := c.pos
+	c.accept('-')
+	switch {
+	case c.accept('0'):
+	case c.digits() == 0:
+		return false
+	}
+	if c.accept('.') && c.digits() == 0 {
+		return false
+	}
+	if c.accept('e') || c.accept('E') {
+		if !c.accept('+') {
+			c.accept('-')
+		}
+		if c.digits() == 0 {
+			return false
+		}
+	}
+	c.out = append(c.out, c.src[start:c.pos]...)
+	return true
+}
+
+func (c *canonicalizer) accept(ch byte) bool {
+	if c.pos < len(c.src) && c.src[c.pos] == ch {
+		c.pos++
+		return true
+	}
+	return false
+}
+
+func (c *canonicalizer) digits() int {
+	n := 0
+	for c.pos < len(c.src) && c.src[c.pos] >= '0' && c.src[c.pos] <= '9' {
+		c.pos++
+		n++
+	}
+	return n
+}
+
+func (c *canonicalizer) array() bool {
+	c.pos++
+	c.out = append(c.out, '[')
+	c.space()
+	if c.accept(']') {
+		c.out = append(c.out, ']')
+		c.depth--
+		return true
+	}
+	for {
+		c.space()
+		if !c.value() {
+			return false
+		}
+		c.space()
+		switch {
+		case c.accept(','):
+			c.out = append(c.out, ',')
+		case c.accept(']'):
+			c.out = append(c.out, ']')
+			c.depth--
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// object writes each member ("name":value, canonical) into out, then sorts
+// the members by their canonical bytes and rewrites them comma-separated.
+func (c *canonicalizer) object() bool {
+	c.pos++
+	c.out = append(c.out, '{')
+	start, base := len(c.out), len(c.members)
+	c.space()
+	if c.accept('}') {
+		c.out = append(c.out, '}')
+		c.depth--
+		return true
+	}
+	for {
+		c.space()
+		if c.pos >= len(c.src) || c.src[c.pos] != '"' {
+			return false
+		}
+		from := len(c.out)
+		if !c.string() {
+			return false
+		}
+		c.space()
+		if !c.accept(':') {
+			return false
+		}
+		c.out = append(c.out, ':')
+		c.space()
+		if !c.value() {
+			return false
+		}
+		c.members = append(c.members, span{from, len(c.out)})
+		c.space()
+		if c.accept('}') {
+			break
+		}
+		if !c.accept(',') {
+			return false
+		}
+	}
+	members := c.members[base:]
+	out := c.out
+	slices.SortFunc(members, func(a, b span) int {
+		return bytes.Compare(out[a.from:a.to], out[b.from:b.to])
+	})
+	c.scratch = append(c.scratch[:0], out[start:]...)
+	c.out = out[:start]
+	for i, m := range members {
+		if i > 0 {
+			c.out = append(c.out, ',')
+		}
+		c.out = append(c.out, c.scratch[m.from-start:m.to-start]...)
+	}
+	c.out = append(c.out, '}')
+	c.members = c.members[:base]
+	c.depth--
+	return true
+}
+
+// string decodes a JSON string and writes it in its canonical spelling.
+func (c *canonicalizer) string() bool {
+	c.pos++
+	c.out = append(c.out, '"')
+	for c.pos < len(c.src) {
+		ch := c.src[c.pos]
+		switch {
+		case ch == '"':
+			c.pos++
+			c.out = append(c.out, '"')
+			return true
+		case ch == '\\':
+			if !c.escape() {
+				return false
+			}
+		case ch < 0x20:
+			return false
+		case ch < utf8.RuneSelf:
+			c.pos++
+			c.writeRune(rune(ch))
+		default:
+			r, n := utf8.DecodeRune(c.src[c.pos:])
+			if r == utf8.RuneError && n == 1 {
+				return false
+			}
+			c.pos += n
+			c.out = append(c.out, c.src[c.pos-n:c.pos]...)
+		}
+	}
+	return false
+}
+
+func (c *canonicalizer) escape() bool {
+	if c.pos+1 >= len(c.src) {
+		return false
+	}
+	ch := c.src[c.pos+1]
+	c.pos += 2
+	switch ch {
+	case '"', '\\', '/':
+		c.writeRune(rune(ch))
+	case 'b':
+		c.writeRune('\b')
+	case 'f':
+		c.writeRune('\f')
+	case 'n':
+		c.writeRune('\n')
+	case 'r':
+		c.writeRune('\r')
+	case 't':
+		c.writeRune('\t')
+	case 'u':
+		r, ok := c.hex4()
+		if !ok {
+			return false
+		}
+		if utf8.ValidRune(r) {
+			c.writeRune(r)
+			return true
+		}
+		if r < 0xdc00 && bytes.HasPrefix(c.src[c.pos:], []byte(`\u`)) {
+			save := c.pos
+			c.pos += 2
+			lo, ok := c.hex4()
+			if ok && lo >= 0xdc00 && lo <= 0xdfff {
+				c.writeRune(0x10000 + (r-0xd800)<<10 + (lo - 0xdc00))
+				return true
+			}
+			c.pos = save
+		}
+		c.writeSurrogate(r)
+	default:
+		return false
+	}
+	return true
+}
+
+func (c *canonicalizer) hex4() (rune, bool) {
+	if c.pos+4 > len(c.src) {
+		return 0, false
+	}
+	var r rune
+	for _, h := range c.src[c.pos : c.pos+4] {
+		var d byte
+		switch {
+		case h >= '0' && h <= '9':
+			d = h - '0'
+		case h >= 'a' && h <= 'f':
+			d = h - 'a' + 10
+		case h >= 'A' && h <= 'F':
+			d = h - 'A' + 10
+		default:
+			return 0, false
+		}
+		r = r<<4 | rune(d)
+	}
+	c.pos += 4
+	return r, true
+}
+
+const hexDigits = "0123456789abcdef"
+
+// writeRune writes one decoded character in its canonical spelling.
+func (c *canonicalizer) writeRune(r rune) {
+	switch r {
+	case '"':
+		c.out = append(c.out, `\"`...)
+	case '\\':
+		c.out = append(c.out, `\\`...)
+	case '\b':
+		c.out = append(c.out, `\b`...)
+	case '\f':
+		c.out = append(c.out, `\f`...)
+	case '\n':
+		c.out = append(c.out, `\n`...)
+	case '\r':
+		c.out = append(c.out, `\r`...)
+	case '\t':
+		c.out = append(c.out, `\t`...)
+	default:
+		if r < 0x20 {
+			c.out = append(c.out, '\\', 'u', '0', '0', hexDigits[r>>4], hexDigits[r&0xf])
+			return
+		}
+		c.out = utf8.AppendRune(c.out, r)
+	}
+}
+
+// writeSurrogate writes a lone UTF-16 surrogate, which has no UTF-8 form,
+// as a lowercase \u escape.
+func (c *canonicalizer) writeSurrogate(r rune) {
+	c.out = append(c.out, '\\', 'u',
+		hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
+}

@@ -1,0 +1,150 @@
+package server
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func canonical(src string) (string, bool) {
+	var c canonicalizer
+	out, ok := c.canonicalJSON(nil, []byte(src))
+	return string(out), ok
+}
+
+func TestCanonicalJSON(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, in, want string // want "" means not canonicalisable
+	}{
+		{"scalars", ` 1 `, `1`},
+		{"negative exponent", `-0.5e-10`, `-0.5e-10`},
+		{"literals", `[true,false,null]`, `[true,false,null]`},
+		{"sorted members", `{"b":1,"a":2,"c":{"z":0,"y":[{"q":1,"p":2}]}}`, `{"a":2,"b":1,"c":{"y":[{"p":2,"q":1}],"z":0}}`},
+		{"empty containers", `{ "a" : [ ] , "b" : { } }`, `{"a":[],"b":{}}`},
+		{"escapes decoded", `"\u0041\/\u00e9\ud83d\ude00"`, `"A/é😀"`},
+		{"escapes kept", `"\"\\\b\f\n\r\t\u0001"`, `"\"\\\b\f\n\r\t\u0001"`},
+		{"lone surrogate", `"\uD800x"`, `"\ud800x"`},
+		{"high surrogate then non-low", `"\ud800\u0041"`, `"\ud800A"`},
+		{"utf8 kept", `"é\u2028"`, "\"é\u2028\""},
+		{"duplicates sorted with values", `{"a":2,"a":1}`, `{"a":1,"a":2}`},
+		{"trailing comma", `[1,]`, ""},
+		{"leading zero", `01`, ""},
+		{"bare dot", `1.`, ""},
+		{"missing exponent digits", `1e`, ""},
+		{"plus sign", `+1`, ""},
+		{"unterminated string", `"abc`, ""},
+		{"control char in string", "\"a\nb\"", ""},
+		{"bad escape", `"\x"`, ""},
+		{"short unicode escape", `"\u12"`, ""},
+		{"invalid utf8", "\"\xff\"", ""},
+		{"two values", `1 2`, ""},
+		{"empty", ``, ""},
+		{"unquoted member", `{a:1}`, ""},
+		{"missing colon", `{"a" 1}`, ""},
+		{"bad literal", `tru`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, ok := canonical(tt.in)
+			if tt.want == "" {
+				assert.False(t, ok, "canonical form %q", got)
+				return
+			}
+			require.True(t, ok)
+			assert.Equal(t, tt.want, got)
+		})
+	}
+}
+
+func FuzzCanonicalJSON(f *testing.F) {
+	for _, s := range []string{`{"b":1,"a":[1,2,{"d":null,"c":"\u00e9"}]}`, `"\ud800"`, `[]`, `{"a":1,"a":2}`, `-1.5e+3`, `{"a":}`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, src []byte) {
+		var c canonicalizer
+		out, ok := c.canonicalJSON(nil, src)
+		if !ok {
+			if json.Valid(src) && utf8.Valid(src) && bytes.Count(src, []byte("["))+bytes.Count(src, []byte("{")) < maxJSONDepth {
+				t.Fatalf("valid JSON %q not canonicalised", src)
+			}
+			return
+		}
+		require.True(t, json.Valid(src), "canonicalised invalid JSON %q", src)
+		require.True(t, json.Valid(out), "canonical form %q is not JSON", out)
+		again, ok := c.canonicalJSON(nil, out)
+		require.True(t, ok)
+		require.Equal(t, string(out), string(again), "canonicalising is idempotent")
+		if bytes.Contains(out, []byte(`\ud`)) || hasDuplicateMembers(src) {
+			return // encoding/json replaces lone surrogates and drops duplicates
+		}
+		// Re-encoding the decoded value gives the same canonical form.
+		var v any
+		d := json.NewDecoder(bytes.NewReader(src))
+		d.UseNumber()
+		require.NoError(t, d.Decode(&v))
+		re, err := json.Marshal(v)
+		require.NoError(t, err)
+		fromRe, ok := c.canonicalJSON(nil, re)
+		require.True(t, ok)
+		require.Equal(t, string(out), string(fromRe))
+	})
+}
+
+// hasDuplicateMembers reports whether any object in the JSON text src has
+// two members with the same name.
+func hasDuplicateMembers(src []byte) bool {
+	d := json.NewDecoder(bytes.NewReader(src))
+	type frame struct {
+		names   map[string]bool
+		wantKey bool
+	}
+	var stack []*frame
+	for {
+		tok, err := d.Token()
+		if err != nil {
+			return false // io.EOF, or invalid JSON
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch tok := tok.(type) {
+		case json.Delim:
+			switch tok {
+			case '{', '[':
+				if top != nil && !top.wantKey && top.names != nil {
+					top.wantKey = true
+				}
+				f := &frame{}
+				if tok == '{' {
+					f.names, f.wantKey = map[string]bool{}, true
+				}
+				stack = append(stack, f)
+			default:
+				stack = stack[:len(stack)-1]
+			}
+		case string:
+			if top != nil && top.names != nil && top.wantKey {
+				if top.names[tok] {
+					return true
+				}
+				top.names[tok] = true
+				top.wantKey = false
+				continue
+			}
+			if top != nil && top.names != nil {
+				top.wantKey = true
+			}
+		default:
+			if top != nil && top.names != nil {
+				top.wantKey = true
+			}
+		}
+	}
+}
