@@ -1,0 +1,226 @@
+package memstore
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/idemhq/idem/server"
+)
+
+// Defaults of [Options].
+const (
+	DefaultMaxKeys = 100_000
+	DefaultAbandon = 24 * time.Hour
+)
+
+// sweepEvery is how many new keys pass between two sweeps of expired
+// records; sweepSample is how many records one sweep looks at.
+const (
+	sweepEvery  = 32
+	sweepSample = 64
+)
+
+// ErrFull is returned by [Store.Claim] when the store holds MaxKeys records
+// and every one of them is running, so none can be forgotten to make room.
+// The middleware answers it 503 with Retry-After.
+var ErrFull = errors.New("idem/memstore: store full of running keys")
+
+// Options configures [New]. The zero value means the defaults.
+type Options struct {
+	// MaxKeys bounds how many records the store holds, running and
+	// completed. Default 100,000 (about 25 MB with 200-byte responses).
+	// When it is full, Claim on a new key first forgets expired records,
+	// then completed records, soonest-to-expire of a sample first: a
+	// forgotten key runs again if it is retried. With every record
+	// running, Claim returns ErrFull.
+	MaxKeys int
+
+	// Abandon is how long a running record whose lease lapsed (its worker
+	// died) is kept after the lapse, so a retry with the same fingerprint
+	// takes it over and one with another fingerprint is refused, before
+	// the key is forgotten. Default 24 h.
+	Abandon time.Duration
+
+	// Now is the clock. Default time.Now; tests inject their own.
+	Now func() time.Time
+}
+
+// Store is a bounded, expiring, in-memory [server.Store] for tests and
+// single-process services. Records live as long as the process. It is safe
+// for concurrent use; one mutex guards it, held only for map operations.
+//
+// Complete keeps the Response it is given without copying it, and Claim
+// returns records that share it: neither the caller nor anyone reading a
+// record may modify a Response's Header or Body.
+type Store struct {
+	maxKeys int
+	abandon time.Duration
+	now     func() time.Time
+
+	mu        sync.Mutex
+	records   map[server.Key]*record
+	running   int    // records not completed
+	seq       uint64 // the last lease token issued
+	untilScan int    // new keys until the next sweep
+}
+
+var _ server.Store = (*Store)(nil)
+
+// record is one key's state. A running record has a token; a completed one
+// has none.
+type record struct {
+	fingerprint  string
+	token        string
+	completed    bool
+	leaseExpires time.Time
+	expiresAt    time.Time // completed: forget after; running: lease lapse + abandon
+	response     server.Response
+}
+
+// New returns an empty Store.
+func New(opts Options) *Store {
+	s := &Store{maxKeys: opts.MaxKeys, abandon: opts.Abandon, now: opts.Now}
+	if s.maxKeys <= 0 {
+		s.maxKeys = DefaultMaxKeys
+	}
+	if s.abandon <= 0 {
+		s.abandon = DefaultAbandon
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	s.records = make(map[server.Key]*record)
+	s.untilScan = sweepEvery
+	return s
+}
+
+// Len returns the number of records held, expired ones not yet forgotten
+// included.
+func (s *Store) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.records)
+}
+
+// Claim implements [server.Store.Claim]. A running record whose lease
+// lapsed is taken over only by a claim with its fingerprint; it is
+// forgotten Options.Abandon after the lapse. Claim returns ctx's error,
+// claiming nothing, if ctx is already done, and ErrFull if there is no
+// room for a new key.
+func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lease time.Duration) (server.Claim, error) {
+	if err := ctx.Err(); err != nil {
+		return server.Claim{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	r := s.records[k]
+	if r != nil && !now.Before(r.expiresAt) {
+		s.forget(k, r)
+		r = nil
+	}
+	switch {
+	case r == nil:
+		if err := s.makeRoom(now); err != nil {
+			return server.Claim{}, err
+		}
+		r = &record{fingerprint: fingerprint}
+		s.records[k] = r
+		s.running++
+		return s.acquire(r, now, lease, false), nil
+	case !r.completed && r.fingerprint == fingerprint && !now.Before(r.leaseExpires):
+		return s.acquire(r, now, lease, true), nil
+	}
+	return server.Claim{Record: server.Record{
+		Fingerprint:  r.fingerprint,
+		Completed:    r.completed,
+		LeaseExpires: r.leaseExpires,
+		Response:     r.response,
+		ExpiresAt:    r.reportedExpiry(),
+	}}, nil
+}
+
+// acquire gives the running record r a fresh token and lease.
+func (s *Store) acquire(r *record, now time.Time, lease time.Duration, takenOver bool) server.Claim {
+	s.seq++
+	r.token = strconv.FormatUint(s.seq, 36)
+	s.extend(r, now, lease)
+	return server.Claim{Acquired: true, Token: r.token, TakenOver: takenOver}
+}
+
+func (s *Store) extend(r *record, now time.Time, lease time.Duration) {
+	r.leaseExpires = now.Add(lease)
+	r.expiresAt = r.leaseExpires.Add(s.abandon)
+}
+
+// reportedExpiry is the record's ExpiresAt as server.Record documents it:
+// the lease expiry while running.
+func (r *record) reportedExpiry() time.Time {
+	if r.completed {
+		return r.expiresAt
+	}
+	return r.leaseExpires
+}
+
+// Renew implements [server.Store.Renew]. A lapsed lease that was not taken
+// over is still held, and is renewed.
+func (s *Store) Renew(ctx context.Context, k server.Key, token string, lease time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	r := s.held(k, token, now)
+	if r == nil {
+		return server.ErrLeaseLost
+	}
+	s.extend(r, now, lease)
+	return nil
+}
+
+// Complete implements [server.Store.Complete]. It keeps resp without
+// copying it.
+func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp server.Response, retention time.Duration) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	r := s.held(k, token, now)
+	if r == nil {
+		return server.ErrLeaseLost
+	}
+	r.token, r.completed, r.response = "", true, resp
+	r.leaseExpires = time.Time{}
+	r.expiresAt = now.Add(retention)
+	s.running--
+	return nil
+}
+
+// Release implements [server.Store.Release].
+func (s *Store) Release(ctx context.Context, k server.Key, token string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := s.held(k, token, s.now())
+	if r == nil {
+		return server.ErrLeaseLost
+	}
+	s.forget(k, r)
+	return nil
+}
+
+// held returns k's record if it is running under token and not yet
+// forgotten.
+func (s *Store) held(k server.Key, token string, now time.Time) *record {
+	r := s.records[k]
+	if r == nil || r.completed || r.token != token || token == "" || !now.Before(r.expiresAt) {
+		return nil
+	}
+	return r
+}
+
+func (s *Store) forget(k server.Key, r *record) {
+	delete(s.records, k)
+	if !r.completed {
+		s.running--
+	}
+}

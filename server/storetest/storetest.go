@@ -1,0 +1,198 @@
+package storetest
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemhq/idem/server"
+)
+
+// Timing of the suite. Leases are short so lapses happen quickly against
+// a store with a real clock; waits are bounded polls, not fixed sleeps,
+// except a short sleep where the suite must be sure a lease has lapsed.
+const (
+	shortLease = 100 * time.Millisecond
+	longLease  = time.Minute
+	retention  = time.Hour
+	waitFor    = 5 * time.Second
+	pollEvery  = 10 * time.Millisecond
+)
+
+// Run runs the conformance suite against the store newStore returns. It
+// calls newStore once and shares the store between parallel subtests,
+// each of which uses its own random scope, so the store may be shared with
+// other tests too. The store's clock may be real: the suite needs about a
+// second of wall time.
+//
+// If the store implements [server.Transactor], Run also checks that Commit
+// records an outcome fenced by the token and that Rollback leaves the key
+// to be released.
+func Run(t *testing.T, newStore func(t *testing.T) server.Store) {
+	t.Helper()
+	s := newStore(t)
+	require.NotNil(t, s, "newStore returned nil")
+	for _, c := range cases() {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			c.run(t, fixture{t: t, s: s, scope: "scope-" + random(t)})
+		})
+	}
+	if tx, ok := s.(server.Transactor); ok {
+		for _, c := range transactorCases() {
+			t.Run("Transactor/"+c.name, func(t *testing.T) {
+				t.Parallel()
+				c.run(t, fixture{t: t, s: s, tx: tx, scope: "scope-" + random(t)})
+			})
+		}
+	}
+}
+
+type testCase struct {
+	name string
+	run  func(t *testing.T, f fixture)
+}
+
+// fixture is one subtest's view of the store.
+type fixture struct {
+	t     *testing.T
+	s     server.Store
+	tx    server.Transactor
+	scope string
+}
+
+func (f fixture) key() server.Key { return server.Key{Scope: f.scope, Key: random(f.t)} }
+
+// claim claims k and fails the test on a store error.
+func (f fixture) claim(k server.Key, fp string, lease time.Duration) server.Claim {
+	f.t.Helper()
+	c, err := f.s.Claim(context.Background(), k, fp, lease)
+	require.NoError(f.t, err, "Claim")
+	return c
+}
+
+// acquire claims a fresh claim on k and fails the test unless it is acquired.
+func (f fixture) acquire(k server.Key, fp string, lease time.Duration) string {
+	f.t.Helper()
+	c := f.claim(k, fp, lease)
+	require.True(f.t, c.Acquired, "Claim on a free key must acquire it")
+	require.False(f.t, c.TakenOver, "a free key is not taken over")
+	require.NotEmpty(f.t, c.Token, "an acquired claim carries a token")
+	return c.Token
+}
+
+// complete acquires k and completes it with resp.
+func (f fixture) complete(k server.Key, fp string, resp server.Response) {
+	f.t.Helper()
+	token := f.acquire(k, fp, longLease)
+	require.NoError(f.t, f.s.Complete(context.Background(), k, token, resp, retention))
+}
+
+// eventuallyAcquired polls Claim until it acquires k and returns the claim.
+func (f fixture) eventuallyAcquired(k server.Key, fp string, lease time.Duration) server.Claim {
+	f.t.Helper()
+	var got server.Claim
+	require.Eventually(f.t, func() bool {
+		got = f.claim(k, fp, lease)
+		return got.Acquired
+	}, waitFor, pollEvery, "the key never became acquirable")
+	return got
+}
+
+// requireRunning checks that c reports k running under fingerprint fp.
+func requireRunning(t *testing.T, c server.Claim, fp string) {
+	t.Helper()
+	require.False(t, c.Acquired, "a held key must not be acquired again")
+	assert.Empty(t, c.Token, "a claim that did not acquire carries no token")
+	assert.Equal(t, fp, c.Record.Fingerprint, "Record.Fingerprint")
+	assert.False(t, c.Record.Completed, "Record.Completed")
+	assert.False(t, c.Record.LeaseExpires.IsZero(), "a running record has a lease expiry")
+}
+
+// requireCompleted checks that c reports the stored outcome want.
+func requireCompleted(t *testing.T, c server.Claim, fp string, want server.Response) {
+	t.Helper()
+	require.False(t, c.Acquired, "a completed key must not be acquired again")
+	require.True(t, c.Record.Completed, "Record.Completed")
+	assert.Equal(t, fp, c.Record.Fingerprint, "Record.Fingerprint")
+	assert.True(t, c.Record.LeaseExpires.IsZero(), "a completed record has no lease")
+	assert.False(t, c.Record.ExpiresAt.IsZero(), "a completed record has an expiry")
+	requireResponse(t, want, c.Record.Response)
+}
+
+// requireResponse compares stored responses: status, headers (an empty
+// header equals a nil one) and body byte for byte (an empty body equals a
+// nil one).
+func requireResponse(t *testing.T, want, got server.Response) {
+	t.Helper()
+	assert.Equal(t, want.Status, got.Status, "Response.Status")
+	if len(want.Header) == 0 {
+		assert.Empty(t, got.Header, "Response.Header")
+	} else {
+		assert.Equal(t, want.Header, got.Header, "Response.Header")
+	}
+	require.Equal(t, len(want.Body), len(got.Body), "Response.Body length")
+	if len(want.Body) > 0 {
+		require.True(t, string(want.Body) == string(got.Body), "Response.Body differs")
+	}
+}
+
+// random returns 32 random hex characters.
+func random(t *testing.T) string {
+	b := make([]byte, 16)
+	_, err := rand.Read(b)
+	require.NoError(t, err)
+	return hex.EncodeToString(b)
+}
+
+// sampleResponse is a stored outcome with repeated and odd header fields.
+func sampleResponse() server.Response {
+	return server.Response{
+		Status: http.StatusCreated,
+		Header: http.Header{
+			"Content-Type": {"application/json"},
+			"Location":     {"/orders/42"},
+			"X-Multi":      {"one", "two", "three"},
+			"X-Quote":      {`it's "quoted" \ and; semi, comma`},
+		},
+		Body: []byte(`{"id":42,"note":"it's \"quoted\""}`),
+	}
+}
+
+// parallel runs n copies of f at once, released together, and waits.
+func parallel(n int, f func(i int)) {
+	var start, done sync.WaitGroup
+	start.Add(1)
+	for i := range n {
+		done.Add(1)
+		go func() {
+			defer done.Done()
+			start.Wait()
+			f(i)
+		}()
+	}
+	start.Done()
+	done.Wait()
+}
+
+// counter counts the claims of a stampede that acquired.
+type counter struct{ acquired atomic.Int32 }
+
+func (c *counter) add(claim server.Claim) {
+	if claim.Acquired {
+		c.acquired.Add(1)
+	}
+}
+
+// oddKey is a key of MaxKeyLength characters full of characters that
+// break careless quoting.
+var oddKey = strings.Repeat(`'"\%_;-- `, 29)[:server.MaxKeyLength]
