@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemhq/idem/server"
@@ -39,6 +40,7 @@ func (l latencies) report(b *testing.B) {
 //	IDEM_TEST_DATABASE=postgres://... go test -run '^$' -bench Store ./server/pgstore/
 func BenchmarkStore(b *testing.B) {
 	ctx := context.Background()
+	var pool *pgxpool.Pool // the current case's
 	resp := server.Response{
 		Status: http.StatusCreated,
 		Header: http.Header{"Content-Type": {"application/json"}},
@@ -62,6 +64,15 @@ func BenchmarkStore(b *testing.B) {
 		setup   func(b *testing.B, s *pgstore.Store, i int) (server.Key, string)
 		op      func(b *testing.B, s *pgstore.Store, k server.Key, token string)
 	}{
+		{
+			// The floor: one round trip that does nothing.
+			name:  "baseline SELECT 1",
+			setup: func(*testing.B, *pgstore.Store, int) (server.Key, string) { return server.Key{}, "" },
+			op: func(b *testing.B, _ *pgstore.Store, _ server.Key, _ string) {
+				var one int
+				require.NoError(b, pool.QueryRow(ctx, "SELECT 1").Scan(&one))
+			},
+		},
 		{
 			name:  "claim new key",
 			setup: func(_ *testing.B, _ *pgstore.Store, i int) (server.Key, string) { return newKey(i), "" },
@@ -138,7 +149,8 @@ func BenchmarkStore(b *testing.B) {
 	}
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {
-			s, _ := newTestStore(b, bc.opts)
+			var s *pgstore.Store
+			s, pool = newTestStore(b, bc.opts)
 			if bc.prepare != nil {
 				bc.prepare(b, s)
 			}
