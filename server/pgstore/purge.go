@@ -15,8 +15,11 @@ const DefaultPurgeBatch = 1000
 // count so far with ctx's error.
 //
 // Run it periodically (a ticker goroutine or a cron job); nothing in idem
-// calls it. Records are correct without it: Claim treats an expired record
-// as absent. Purge only keeps the table small.
+// calls it. Claims are correct without it, since Claim itself reuses a
+// completed record past its retention and takes over a lapsed lease; Purge
+// keeps the table small. It also forgets running records whose lease lapsed
+// without a retry taking them over, after which a request with a different
+// fingerprint may claim the key.
 func (s *Store) Purge(ctx context.Context, batch int) (int, error) {
 	if batch <= 0 {
 		batch = DefaultPurgeBatch
