@@ -97,7 +97,7 @@ func TestPurgeUsesTheIndex(t *testing.T) {
 	n, err := s.Purge(ctx, 1000)
 	require.NoError(t, err)
 	require.Zero(t, n)
-	purge, _ := w.sql.Load().(string)
+	purge := w.lastQuery().sql
 	require.Contains(t, purge, "DELETE")
 
 	rows, err := pool.Query(ctx, "EXPLAIN (COSTS OFF) "+purge, 1000)

@@ -22,8 +22,8 @@ import (
 type wire struct {
 	writes atomic.Int64
 	calls  atomic.Int64
-	// sql is the text of the last query.
-	sql atomic.Value
+	// last is the last query (a query).
+	last atomic.Value
 }
 
 type countingConn struct {
@@ -38,7 +38,7 @@ func (c countingConn) Write(b []byte) (int, error) {
 
 func (w *wire) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
 	w.calls.Add(1)
-	w.sql.Store(data.SQL)
+	w.last.Store(query{sql: data.SQL, args: data.Args})
 	return ctx
 }
 func (w *wire) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
@@ -53,6 +53,18 @@ func (w *wire) TracePrepareStart(ctx context.Context, _ *pgx.Conn, _ pgx.TracePr
 	return ctx
 }
 func (w *wire) TracePrepareEnd(context.Context, *pgx.Conn, pgx.TracePrepareEndData) {}
+
+// query is a statement as pgx sent it.
+type query struct {
+	sql  string
+	args []any
+}
+
+// lastQuery returns the last query sent.
+func (w *wire) lastQuery() query {
+	q, _ := w.last.Load().(query)
+	return q
+}
 
 // measure returns the round trips and pgx calls f costs.
 func (w *wire) measure(f func()) (roundTrips, calls int64) {

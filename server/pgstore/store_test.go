@@ -2,11 +2,13 @@ package pgstore_test
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -340,4 +342,34 @@ func TestCancelledContext(t *testing.T) {
 	require.ErrorIs(t, s.Complete(ctx, k, "t", server.Response{}, retention), context.Canceled)
 	_, err = s.Purge(ctx, 10)
 	require.ErrorIs(t, err, context.Canceled)
+}
+
+// TestErrorsAreTranslated: a database failure reaches the caller as a
+// pgstore error, not as a pgx type and not as a lost lease.
+func TestErrorsAreTranslated(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	table := tableName()
+	s, pool := newTestStore(t, pgstore.Options{Table: table})
+	_, err := pool.Exec(ctx, "DROP TABLE "+table)
+	require.NoError(t, err)
+	k := server.Key{Scope: "tenant", Key: "gone"}
+
+	_, claimErr := s.Claim(ctx, k, "fp", lease)
+	_, purgeErr := s.Purge(ctx, 0)
+	_, _, beginErr := s.BeginWork(ctx, k, "token") // not transactional: no database involved
+	require.NoError(t, beginErr)
+	for name, err := range map[string]error{
+		"claim":    claimErr,
+		"renew":    s.Renew(ctx, k, "token", lease),
+		"complete": s.Complete(ctx, k, "token", server.Response{Status: 200}, retention),
+		"release":  s.Release(ctx, k, "token"),
+		"purge":    purgeErr,
+	} {
+		require.Error(t, err, name)
+		var pgErr *pgconn.PgError
+		require.False(t, errors.As(err, &pgErr), "%s: %v exposes a pgx error", name, err)
+		require.NotErrorIs(t, err, server.ErrLeaseLost, name)
+		require.NotErrorIs(t, err, context.Canceled, name)
+	}
 }
