@@ -11,6 +11,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
 )
 
 // Options configures a [Client]. The zero value means the documented
@@ -26,8 +28,10 @@ type Options struct {
 	// http.DefaultTransport allowing 64 idle connections per host. idem
 	// never calls its CloseIdleConnections.
 	Transport http.RoundTripper
-	// AttemptTimeout bounds one attempt, from sending to the end of the
-	// response body. Default 30s. A timed-out attempt is retried.
+	// AttemptTimeout bounds how long one attempt waits for the response
+	// headers. Default 30s. A timed-out attempt is retried. (On an
+	// *http.Transport this is its ResponseHeaderTimeout, set on a clone;
+	// other transports get a per-attempt context.)
 	AttemptTimeout time.Duration
 
 	// Header names the idempotency key header. Default "Idempotency-Key".
@@ -173,6 +177,9 @@ type Client struct {
 	budget  *budget
 	secret  map[string]bool // canonical names of headers never journaled
 	keys    keyLocks
+	prepare func(*http.Request) error // Options.PrepareRequest, errors wrapped
+	retrier *retryablehttp.Client
+	rt      http.RoundTripper // Options.Transport with the attempt timeout
 }
 
 // New returns a Client configured by opts. It fails only on invalid options.
@@ -181,28 +188,81 @@ func New(opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
+	rt := withAttemptTimeout(o.Transport, o.AttemptTimeout)
 	c := &Client{
+		rt:      rt,
 		opts:    o,
 		journal: o.Journal,
 		budget:  newBudget(o.Budget),
 		secret:  map[string]bool{"Authorization": true, "Cookie": true, "Proxy-Authorization": true, o.Header: true},
 		hc: &http.Client{
-			// retryablehttp closes idle connections when it gives up; a
-			// wrapper without CloseIdleConnections keeps the pool.
-			Transport:     roundTripOnly{o.Transport},
-			Timeout:       o.AttemptTimeout,
+			Transport:     rt,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
 		},
+	}
+	if prep := o.PrepareRequest; prep != nil {
+		c.prepare = func(r *http.Request) error {
+			if err := prep(r); err != nil {
+				return fmt.Errorf("idem: PrepareRequest: %w", err)
+			}
+			return nil
+		}
 	}
 	for _, h := range o.SecretHeaders {
 		c.secret[http.CanonicalHeaderKey(h)] = true
 	}
+	c.retrier = c.newRetrier()
 	return c, nil
+}
+
+// withAttemptTimeout bounds each attempt's wait for its response headers.
+// An *http.Transport is cloned with ResponseHeaderTimeout set, which costs
+// nothing per request; any other RoundTripper gets a per-attempt context.
+// Neither exposes CloseIdleConnections, so retryablehttp, which calls it
+// when it gives up, cannot empty the connection pool.
+func withAttemptTimeout(rt http.RoundTripper, d time.Duration) http.RoundTripper {
+	if t, ok := rt.(*http.Transport); ok {
+		t = t.Clone()
+		if t.ResponseHeaderTimeout == 0 || t.ResponseHeaderTimeout > d {
+			t.ResponseHeaderTimeout = d
+		}
+		return roundTripOnly{t}
+	}
+	return attemptTransport{rt, d}
 }
 
 type roundTripOnly struct{ rt http.RoundTripper }
 
 func (t roundTripOnly) RoundTrip(r *http.Request) (*http.Response, error) { return t.rt.RoundTrip(r) }
+
+// attemptTransport bounds each attempt with its own deadline, which ends
+// when the response body is closed.
+type attemptTransport struct {
+	rt      http.RoundTripper
+	timeout time.Duration
+}
+
+func (t attemptTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithTimeout(r.Context(), t.timeout)
+	resp, err := t.rt.RoundTrip(r.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = cancelOnClose{resp.Body, cancel}
+	return resp, nil
+}
+
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
+}
 
 // Response is the final answer to an operation.
 type Response struct {
@@ -258,7 +318,7 @@ func (c *Client) DoNamed(name string, req *http.Request) (*Response, error) {
 
 func (c *Client) doRequest(req *http.Request, name string) (*Response, error) {
 	body, err := c.readBody(req)
-	op := &Operation{Name: name, Method: req.Method, URL: req.URL.String()}
+	op := &Operation{Name: name, Method: req.Method, u: req.URL, host: req.Host}
 	if op.Method == "" {
 		op.Method = http.MethodGet
 	}
@@ -270,10 +330,9 @@ func (c *Client) doRequest(req *http.Request, name string) (*Response, error) {
 		op.Key, err = c.requestKey(req)
 	}
 	if err != nil {
-		return nil, &Error{Method: op.Method, URL: op.URL, Key: op.Key, Err: err}
+		return nil, op.error(err, 0)
 	}
 	op.Body = body
-	op.Fingerprint = fingerprint(op.Method, op.URL, body)
 	return c.do(req.Context(), op, req.Header)
 }
 
@@ -297,12 +356,41 @@ func (c *Client) readBody(req *http.Request) ([]byte, error) {
 		return nil, nil
 	}
 	defer req.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(req.Body, c.opts.MaxRequestBody+1))
+	b, err := readAtMost(req.Body, req.ContentLength, c.opts.MaxRequestBody)
+	if errors.Is(err, ErrBodyTooLarge) {
+		return nil, fmt.Errorf("%w: request body over %d bytes", ErrBodyTooLarge, c.opts.MaxRequestBody)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("idem: reading request body: %w", err)
 	}
-	if int64(len(b)) > c.opts.MaxRequestBody {
-		return nil, fmt.Errorf("%w: request body over %d bytes", ErrBodyTooLarge, c.opts.MaxRequestBody)
+	return b, nil
+}
+
+// readAtMost reads r to its end, refusing more than limit bytes with
+// ErrBodyTooLarge. size is the expected length if known (else -1): a body
+// of known size is read into one exact allocation.
+func readAtMost(r io.Reader, size, limit int64) ([]byte, error) {
+	if size < 0 || size > limit {
+		b, err := io.ReadAll(io.LimitReader(r, limit+1))
+		if err == nil && int64(len(b)) > limit {
+			err = ErrBodyTooLarge
+		}
+		return b, err
+	}
+	b := make([]byte, size)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, err
+	}
+	// The body must end where its length said.
+	var one [1]byte
+	if n, err := r.Read(one[:]); n > 0 {
+		rest, err := readAtMost(io.MultiReader(bytes.NewReader(one[:n]), r), -1, limit-size)
+		if err != nil {
+			return nil, err
+		}
+		return append(b, rest...), nil
+	} else if err != nil && err != io.EOF {
+		return nil, err
 	}
 	return b, nil
 }
@@ -318,13 +406,14 @@ func (c *Client) requestKey(req *http.Request) (string, error) {
 // is the live request's header (credentials included) or, for a resumed
 // operation, the journaled one.
 func (c *Client) do(ctx context.Context, op *Operation, header http.Header) (*Response, error) {
-	unlock, err := c.keys.lock(ctx, op.Key)
-	if err != nil {
-		return nil, op.error(err, 0)
-	}
-	defer unlock()
 	if c.journal != nil {
+		held, err := c.keys.lock(ctx, op.Key)
+		if err != nil {
+			return nil, op.error(err, 0)
+		}
+		defer c.keys.unlock(op.Key, held)
 		now := time.Now()
+		op.Fingerprint = fingerprint(op.Method, op.url(), op.Body)
 		op.State = Pending
 		op.CreatedAt, op.UpdatedAt = now, now
 		op.ExpiresAt = now.Add(c.opts.KeyRetention)
@@ -381,7 +470,7 @@ func (c *Client) expire(op *Operation) error {
 	}
 	if c.opts.Logger != nil {
 		c.opts.Logger.Warn("idem: operation expired before it got an answer; reconcile it",
-			"key", op.Key, "name", op.Name, "method", op.Method, "url", op.URL, "created", op.CreatedAt)
+			"key", op.Key, "name", op.Name, "method", op.Method, "url", op.url(), "created", op.CreatedAt)
 	}
 	return op.error(ErrExpired, 0)
 }
@@ -406,7 +495,7 @@ func (c *Client) errorBody(b []byte) []byte {
 }
 
 func (op *Operation) error(err error, attempts int) *Error {
-	return &Error{Method: op.Method, URL: op.URL, Key: op.Key, Attempts: attempts, Err: err}
+	return &Error{Method: op.Method, URL: op.url(), Key: op.Key, Attempts: attempts, Err: err}
 }
 
 // keyLocks serialises calls with the same key within one process.
@@ -415,7 +504,9 @@ type keyLocks struct {
 	m  map[string]chan struct{}
 }
 
-func (l *keyLocks) lock(ctx context.Context, key string) (unlock func(), err error) {
+// lock waits until no other call holds key, then holds it; the caller
+// passes the returned channel to unlock.
+func (l *keyLocks) lock(ctx context.Context, key string) (chan struct{}, error) {
 	for {
 		l.mu.Lock()
 		held, busy := l.m[key]
@@ -426,12 +517,7 @@ func (l *keyLocks) lock(ctx context.Context, key string) (unlock func(), err err
 			ch := make(chan struct{})
 			l.m[key] = ch
 			l.mu.Unlock()
-			return func() {
-				l.mu.Lock()
-				delete(l.m, key)
-				l.mu.Unlock()
-				close(ch)
-			}, nil
+			return ch, nil
 		}
 		l.mu.Unlock()
 		select {
@@ -440,6 +526,13 @@ func (l *keyLocks) lock(ctx context.Context, key string) (unlock func(), err err
 			return nil, ctx.Err()
 		}
 	}
+}
+
+func (l *keyLocks) unlock(key string, ch chan struct{}) {
+	l.mu.Lock()
+	delete(l.m, key)
+	l.mu.Unlock()
+	close(ch)
 }
 
 // isRetryableStatus reports the statuses worth another attempt: the

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"net/url"
 	"time"
 )
 
@@ -69,6 +70,17 @@ type Operation struct {
 	Attempts int
 	// Result is the final response, for Completed and Failed operations.
 	Result *Result
+
+	u    *url.URL // the live request's URL, until URL is needed
+	host string   // the live request's Host override
+}
+
+// url returns the operation's URL as a string, formatting it on first use.
+func (op *Operation) url() string {
+	if op.URL == "" && op.u != nil {
+		op.URL = op.u.String()
+	}
+	return op.URL
 }
 
 // Result is a final response as the journal records it.

@@ -11,7 +11,8 @@ import (
 // Transport returns an http.RoundTripper that sends POST and PATCH
 // requests, and any request already carrying the key header, through
 // [Client.Do]: SDKs built on net/http get keys, journaling and retries
-// without code changes. Other requests go straight to Options.Transport.
+// without code changes. Other requests go straight to Options.Transport (with the
+// attempt timeout).
 //
 // A final answer, or the last response of an operation that ran out of
 // retries (a 503, say), is returned as an *http.Response with a nil error,
@@ -28,7 +29,7 @@ type roundTripper struct{ c *Client }
 func (t roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	c := t.c
 	if req.Method != http.MethodPost && req.Method != http.MethodPatch && req.Header.Get(c.opts.Header) == "" {
-		return c.opts.Transport.RoundTrip(req)
+		return c.rt.RoundTrip(req)
 	}
 	resp, err := c.Do(req)
 	if err != nil {

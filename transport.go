@@ -1,17 +1,16 @@
 package idem
 
 import (
-	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
-	"io"
 	"math"
 	"net"
 	"net/http"
 	"net/http/httptrace"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"time"
@@ -20,13 +19,16 @@ import (
 )
 
 // call is the state of one operation's attempts. retryablehttp runs the
-// loop; call makes every decision in it, so that the policy lives here and
-// retryablehttp stays an implementation detail.
+// loop; call makes every decision in it, and does the waiting between
+// attempts, so that the policy lives here and retryablehttp stays an
+// implementation detail.
 type call struct {
 	c  *Client
 	op *Operation
 
+	trace    httptrace.ClientTrace
 	wrote    atomic.Int32 // requests written during the current attempt
+	keyHdr   [1]string
 	attempts int
 	retries  int
 	lastCost int
@@ -39,47 +41,64 @@ type call struct {
 	reason error // why the loop stopped without a final answer
 }
 
+type callKey struct{}
+
+// newRetrier returns the retryablehttp client shared by all calls of c. Its
+// hooks find the call through the request's context.
+func (c *Client) newRetrier() *retryablehttp.Client {
+	return &retryablehttp.Client{
+		HTTPClient:   c.hc,
+		RetryMax:     math.MaxInt32, // checkRetry counts attempts itself
+		CheckRetry:   checkRetry,
+		Backoff:      func(time.Duration, time.Duration, int, *http.Response) time.Duration { return 0 },
+		ErrorHandler: passThrough,
+		PrepareRetry: c.prepare,
+	}
+}
+
 // send makes op's attempts until a final answer or a reason to stop.
 func (c *Client) send(ctx context.Context, op *Operation, header http.Header) (*Response, error) {
 	cl := &call{c: c, op: op}
-	ctx = httptrace.WithClientTrace(ctx, &httptrace.ClientTrace{WroteRequest: cl.wroteRequest})
-	var raw any
-	if len(op.Body) > 0 {
-		raw = op.Body
+	cl.trace.WroteRequest = func(httptrace.WroteRequestInfo) { cl.wrote.Add(1) }
+	ctx = context.WithValue(httptrace.WithClientTrace(ctx, &cl.trace), callKey{}, cl)
+	u := op.u
+	if u == nil {
+		var err error
+		if u, err = url.Parse(op.URL); err != nil {
+			return nil, op.error(fmt.Errorf("idem: bad URL: %v", err), 0)
+		}
 	}
-	req, err := retryablehttp.NewRequestWithContext(ctx, op.Method, op.URL, raw)
+	h := make(http.Header, len(header)+1)
+	for k, vs := range header {
+		h[k] = vs[:len(vs):len(vs)] // an append in PrepareRequest copies
+	}
+	cl.keyHdr[0] = op.Key
+	if c.opts.QuoteKey {
+		cl.keyHdr[0] = quoteSF(op.Key)
+	}
+	h[c.opts.Header] = cl.keyHdr[:]
+	hreq := (&http.Request{
+		Method:     op.Method,
+		URL:        u,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header:     h,
+		Host:       op.host,
+	}).WithContext(ctx)
+	req, err := retryablehttp.FromRequest(hreq)
+	if err == nil && len(op.Body) > 0 {
+		err = req.SetBody(op.Body)
+	}
 	if err != nil {
 		return nil, op.error(fmt.Errorf("idem: bad request: %v", err), 0)
 	}
-	h := header.Clone()
-	if h == nil {
-		h = make(http.Header, 2)
-	}
-	key := op.Key
-	if c.opts.QuoteKey {
-		key = quoteSF(key)
-	}
-	h[c.opts.Header] = []string{key}
-	req.Header = h
-	rc := &retryablehttp.Client{
-		HTTPClient:   c.hc,
-		RetryMax:     math.MaxInt32, // call.checkRetry counts attempts itself
-		CheckRetry:   cl.checkRetry,
-		Backoff:      cl.backoff,
-		ErrorHandler: passThrough,
-	}
-	if prep := c.opts.PrepareRequest; prep != nil {
-		rc.PrepareRetry = func(r *http.Request) error {
-			if err := prep(r); err != nil {
-				return fmt.Errorf("idem: PrepareRequest: %w", err)
-			}
-			return nil
-		}
-		if err := rc.PrepareRetry(req.Request); err != nil {
+	if c.prepare != nil {
+		if err := c.prepare(req.Request); err != nil {
 			return nil, op.error(err, 0)
 		}
 	}
-	resp, err := rc.Do(req)
+	resp, err := c.retrier.Do(req)
 	if resp != nil {
 		resp.Body.Close()
 	}
@@ -88,23 +107,20 @@ func (c *Client) send(ctx context.Context, op *Operation, header http.Header) (*
 
 func passThrough(resp *http.Response, err error, _ int) (*http.Response, error) { return resp, err }
 
-func (cl *call) wroteRequest(httptrace.WroteRequestInfo) { cl.wrote.Add(1) }
-
-func (cl *call) backoff(_, _ time.Duration, _ int, _ *http.Response) time.Duration { return cl.wait }
-
 // checkRetry is called after every attempt. It reads the whole response
 // body (so a body cut off by a broken connection counts as a failed
-// attempt) and decides whether to retry and after how long.
-func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+// attempt), decides whether to retry, and if so waits before saying yes.
+func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	cl := ctx.Value(callKey{}).(*call)
 	c := cl.c
 	// net/http resends a request carrying Idempotency-Key on its own when
 	// a reused keep-alive connection turns out dead; count every write.
 	cl.attempts += max(1, int(cl.wrote.Swap(0)))
 	if err == nil {
 		cl.status, cl.header = resp.StatusCode, resp.Header
-		cl.body, err = readLimited(resp.Body, c.opts.MaxResponseBody)
-		resp.Body.Close() // also stops net/http's per-attempt timeout timer
-		resp.Body = io.NopCloser(bytes.NewReader(nil))
+		cl.body, err = readAtMost(resp.Body, resp.ContentLength, c.opts.MaxResponseBody)
+		resp.Body.Close() // also ends the attempt's timeout
+		resp.Body = http.NoBody
 		if errors.Is(err, ErrBodyTooLarge) {
 			return cl.stop(ErrBodyTooLarge)
 		}
@@ -140,10 +156,17 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 	cl.retries++
 	cl.report(true)
 	if l := c.opts.Logger; l != nil {
-		l.Debug("idem: retrying", "key", cl.op.Key, "method", cl.op.Method, "url", cl.op.URL,
+		l.Debug("idem: retrying", "key", cl.op.Key, "method", cl.op.Method, "url", cl.op.url(),
 			"attempt", cl.attempts, "status", cl.status, "error", err, "wait", wait)
 	}
-	return true, nil
+	t := time.NewTimer(wait)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true, nil
+	case <-ctx.Done():
+		return cl.stop(ctx.Err())
+	}
 }
 
 func (cl *call) stop(reason error) (bool, error) {
@@ -225,17 +248,6 @@ func (c *Client) record(op *Operation, cl *call, replayed bool) {
 		c.opts.Logger.Warn("idem: could not journal an outcome; the operation will be resumed and replayed",
 			"key", op.Key, "error", err)
 	}
-}
-
-func readLimited(r io.Reader, limit int64) ([]byte, error) {
-	b, err := io.ReadAll(io.LimitReader(r, limit+1))
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(b)) > limit {
-		return nil, fmt.Errorf("%w: response body over %d bytes", ErrBodyTooLarge, limit)
-	}
-	return b, nil
 }
 
 // retryableError reports whether a transport error may go away on another
