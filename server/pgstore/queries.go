@@ -65,7 +65,7 @@ func buildQueries(t tableName, durableClaims bool) queries {
     ON CONFLICT (scope, key) DO NOTHING
     RETURNING {{async}} AS async
 )
-SELECT true, ''::text, ''::text, false, 0, NULL::jsonb, NULL::bytea, statement_timestamp(), false
+SELECT true, ''::text, ''::text, false, 0, NULL::bytea, NULL::bytea, statement_timestamp(), false
 FROM ins WHERE ins.async
 UNION ALL
 SELECT false, t.fingerprint, t.token, t.state = 'completed', coalesce(t.status, 0), t.header, t.body, t.expires_at,
@@ -92,7 +92,7 @@ SET expires_at = statement_timestamp() + $4::bigint * interval '1 microsecond'
 WHERE scope = $1 AND key = $2 AND token = $3 AND state = 'running'
 RETURNING {{async}}`,
 
-		// complete: $3 token, $4 status, $5 header (JSON), $6 body,
+		// complete: $3 token, $4 status, $5 header (see encodeHeader), $6 body,
 		// $7 retention. Durable: this is the commit that records an outcome.
 		complete: `UPDATE {{table}}
 SET state = 'completed', status = $4, header = $5, body = $6,

@@ -12,9 +12,10 @@ CREATE TABLE IF NOT EXISTS {{table}} (
     -- Lease token of the current owner; fences Renew, Complete, Release.
     token       text        NOT NULL,
     state       text        NOT NULL CHECK (state IN ('running', 'completed')),
-    -- The stored outcome, set when state = 'completed'.
+    -- The stored outcome, set when state = 'completed'. The header is
+    -- binary (see header.go), so that it round-trips byte for byte.
     status      integer,
-    header      jsonb,
+    header      bytea,
     body        bytea,
     -- When the current claim was made.
     claimed_at  timestamptz NOT NULL DEFAULT statement_timestamp(),

@@ -3,10 +3,8 @@ package pgstore
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"net/http"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -155,11 +153,7 @@ func (s *Store) fenced(ctx context.Context, op, sql string, args ...any) error {
 // Complete implements [server.Store]. One round trip; the commit is
 // durable.
 func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp server.Response, retention time.Duration) error {
-	args, err := completeArgs(k, token, resp, retention)
-	if err != nil {
-		return err
-	}
-	tag, err := s.pool.Exec(ctx, s.q.complete, args...)
+	tag, err := s.pool.Exec(ctx, s.q.complete, completeArgs(k, token, resp, retention)...)
 	if err != nil {
 		return translate(ctx, "complete", err)
 	}
@@ -170,32 +164,8 @@ func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp s
 }
 
 // completeArgs are the parameters of the complete and commit statements.
-func completeArgs(k server.Key, token string, resp server.Response, retention time.Duration) ([]any, error) {
-	header, err := encodeHeader(resp.Header)
-	if err != nil {
-		return nil, fmt.Errorf("pgstore: complete: header: %v", err)
-	}
-	return []any{k.Scope, k.Key, token, int32(resp.Status), header, resp.Body, retention.Microseconds()}, nil
-}
-
-// encodeHeader stores a nil header as NULL and anything else, empty
-// included, as a JSON object, so a replay returns what was stored.
-func encodeHeader(h http.Header) ([]byte, error) {
-	if h == nil {
-		return nil, nil
-	}
-	return json.Marshal(h)
-}
-
-func decodeHeader(b []byte) (http.Header, error) {
-	if b == nil {
-		return nil, nil
-	}
-	h := http.Header{}
-	if err := json.Unmarshal(b, &h); err != nil {
-		return nil, err
-	}
-	return h, nil
+func completeArgs(k server.Key, token string, resp server.Response, retention time.Duration) []any {
+	return []any{k.Scope, k.Key, token, int32(resp.Status), encodeHeader(resp.Header), resp.Body, retention.Microseconds()}
 }
 
 // translate turns a pgx error into a pgstore error. Only context errors keep

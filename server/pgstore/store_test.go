@@ -305,6 +305,8 @@ func TestResponseRoundTrip(t *testing.T) {
 		{"empty header and body", server.Response{Status: http.StatusOK, Header: http.Header{}, Body: []byte{}}},
 		{"binary body", server.Response{Status: http.StatusOK, Body: []byte{0, 1, 2, 0xff, '\\', '\''}}},
 		{"unicode header", server.Response{Status: http.StatusConflict, Header: http.Header{"X-Note": {"héllo \"quoted\""}}}},
+		{"header bytes that are not text", server.Response{Status: http.StatusOK, Header: http.Header{
+			"Content-Disposition": {"attachment; filename=\"caf\xe9.txt\""}, "X-Odd": {"a\x00b"}}}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

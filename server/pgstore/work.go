@@ -115,13 +115,8 @@ func (w *txWork) Commit(ctx context.Context, resp server.Response, retention tim
 		// writes are beyond our reach.
 		return fmt.Errorf("pgstore: commit: the work's transaction was ended by the handler (status %q)", st)
 	}
-	args, err := completeArgs(w.k, w.token, resp, retention)
-	if err != nil {
-		w.rollback(ctx)
-		return err
-	}
 	b := &pgx.Batch{}
-	b.Queue(w.s.q.commit, args...)
+	b.Queue(w.s.q.commit, completeArgs(w.k, w.token, resp, retention)...)
 	b.Queue("COMMIT")
 	br := w.conn.SendBatch(ctx, b)
 	_, fenceErr := br.Exec()
