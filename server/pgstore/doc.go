@@ -27,7 +27,9 @@
 // [Store.Migrate] applies the schema embedded in the package (schema.sql):
 // one table, named by Options.Table (default "idem_keys"), with primary key
 // (scope, key) and an index on expires_at for [Store.Purge]. It creates
-// what is missing and never alters what exists.
+// what is missing and never alters what exists. Scopes and keys are text
+// compared byte for byte (COLLATE "C"); a scope that is not valid UTF-8 or
+// holds a NUL byte cannot be stored, and its claims fail with an error.
 //
 // # Round trips
 //

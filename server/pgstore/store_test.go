@@ -375,3 +375,19 @@ func TestErrorsAreTranslated(t *testing.T) {
 		require.NotErrorIs(t, err, context.Canceled, name)
 	}
 }
+
+// TestScopeNotText: a scope PostgreSQL text cannot hold fails the claim
+// with an error and leaves the connection usable.
+func TestScopeNotText(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newTestStore(t, pgstore.Options{})
+	for _, scope := range []string{"caf\xe9", "a\x00b"} {
+		_, err := s.Claim(ctx, server.Key{Scope: scope, Key: "k"}, "fp", lease)
+		require.Error(t, err, "%q", scope)
+		require.NotErrorIs(t, err, server.ErrLeaseLost)
+	}
+	c, err := s.Claim(ctx, server.Key{Scope: "café", Key: "k"}, "fp", lease)
+	require.NoError(t, err)
+	require.True(t, c.Acquired)
+}
