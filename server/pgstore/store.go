@@ -65,9 +65,11 @@ func (s *Store) Migrate(ctx context.Context) error {
 }
 
 // Claim implements [server.Store]. A new key, a replay and a repeat while
-// the first request runs each cost one round trip; only replays and
-// repeats never write. Taking over an expired record or a lapsed lease adds
-// a second round trip.
+// the first request runs each cost one round trip, and only the new key
+// writes. Reusing a completed record past its retention, or taking over a
+// lapsed lease with the same fingerprint (TakenOver), adds a second round
+// trip. A running record under a lapsed lease with another fingerprint is
+// reported, never taken over. A cancelled ctx returns its error wrapped.
 func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lease time.Duration) (server.Claim, error) {
 	token := rand.Text()
 	for range claimAttempts {
@@ -150,8 +152,8 @@ func (s *Store) fenced(ctx context.Context, op, sql string, args ...any) error {
 	return translate(ctx, op, err)
 }
 
-// Complete implements [server.Store]. One round trip; the commit is
-// durable.
+// Complete implements [server.Store]. One round trip; the commit waits
+// for the server's synchronous_commit (on disk, by default).
 func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp server.Response, retention time.Duration) error {
 	tag, err := s.pool.Exec(ctx, s.q.complete, completeArgs(k, token, resp, retention)...)
 	if err != nil {
