@@ -80,7 +80,9 @@ var fingerprintPool = sync.Pool{New: func() any {
 func (f *fingerprinter) sum(b []byte) string {
 	sum := f.h.Sum(b[:0])
 	f.buf = b[:0]
-	return hex.EncodeToString(sum)
+	var out [2 * sha256.Size]byte
+	hex.Encode(out[:], sum)
+	return string(out[:])
 }
 
 // appendField appends s with its length in front.

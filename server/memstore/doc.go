@@ -11,17 +11,19 @@
 //
 // The store holds at most Options.MaxKeys records (default 100,000). When
 // it is full, a new key makes room by forgetting expired records first,
-// then the completed record closest to expiry among a random sample; a
-// running record is never forgotten to make room, so a store full of
-// running keys answers [ErrFull] (which the middleware turns into 503).
+// then the oldest completed record; a running record is never forgotten to
+// make room, so a store full of running keys answers [ErrFull] (which the
+// middleware turns into 503).
 //
 // # Expiry
 //
 // A completed record expires after the retention its Complete call gave;
 // a running record whose lease lapsed is kept for Options.Abandon (default
 // 24 h) so a retry can take it over. Expired records are forgotten lazily,
-// when their key is claimed, and by a sweep of a few random records every
-// few new keys, so no goroutine is needed and no call pays for a full scan.
+// when their key is claimed, and in passing when a new key is added: the
+// completed records sit in a queue in the order they completed, and each
+// new key forgets the expired ones at its front, a bounded number at a
+// time. No goroutine is needed and no call pays for a full scan.
 //
 // # Time
 //

@@ -16,13 +16,6 @@ const (
 	DefaultAbandon = 24 * time.Hour
 )
 
-// sweepEvery is how many new keys pass between two sweeps of expired
-// records; sweepSample is how many records one sweep looks at.
-const (
-	sweepEvery  = 32
-	sweepSample = 64
-)
-
 // ErrFull is returned by [Store.Claim] when the store holds MaxKeys records
 // and every one of them is running, so none can be forgotten to make room.
 // The middleware answers it 503 with Retry-After.
@@ -31,11 +24,10 @@ var ErrFull = errors.New("idem/memstore: store full of running keys")
 // Options configures [New]. The zero value means the defaults.
 type Options struct {
 	// MaxKeys bounds how many records the store holds, running and
-	// completed. Default 100,000 (about 25 MB with 200-byte responses).
+	// completed. Default 100,000 (about 40 MB with 200-byte responses).
 	// When it is full, Claim on a new key first forgets expired records,
-	// then completed records, soonest-to-expire of a sample first: a
-	// forgotten key runs again if it is retried. With every record
-	// running, Claim returns ErrFull.
+	// then the oldest completed record: a forgotten key runs again if it
+	// is retried. With every record running, Claim returns ErrFull.
 	MaxKeys int
 
 	// Abandon is how long a running record whose lease lapsed (its worker
@@ -62,9 +54,8 @@ type Store struct {
 
 	mu        sync.Mutex
 	records   map[server.Key]*record
-	running   int    // records not completed
+	completed completions
 	seq       uint64 // the last lease token issued
-	untilScan int    // new keys until the next sweep
 }
 
 var _ server.Store = (*Store)(nil)
@@ -93,7 +84,6 @@ func New(opts Options) *Store {
 		s.now = time.Now
 	}
 	s.records = make(map[server.Key]*record)
-	s.untilScan = sweepEvery
 	return s
 }
 
@@ -119,7 +109,7 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 	now := s.now()
 	r := s.records[k]
 	if r != nil && !now.Before(r.expiresAt) {
-		s.forget(k, r)
+		s.forget(k)
 		r = nil
 	}
 	switch {
@@ -129,7 +119,6 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 		}
 		r = &record{fingerprint: fingerprint}
 		s.records[k] = r
-		s.running++
 		return s.acquire(r, now, lease, false), nil
 	case !r.completed && r.fingerprint == fingerprint && !now.Before(r.leaseExpires):
 		return s.acquire(r, now, lease, true), nil
@@ -192,7 +181,7 @@ func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp s
 	r.token, r.completed, r.response = "", true, resp
 	r.leaseExpires = time.Time{}
 	r.expiresAt = now.Add(retention)
-	s.running--
+	s.completed.push(completion{k, r})
 	return nil
 }
 
@@ -204,7 +193,7 @@ func (s *Store) Release(ctx context.Context, k server.Key, token string) error {
 	if r == nil {
 		return server.ErrLeaseLost
 	}
-	s.forget(k, r)
+	s.forget(k)
 	return nil
 }
 
@@ -218,9 +207,8 @@ func (s *Store) held(k server.Key, token string, now time.Time) *record {
 	return r
 }
 
-func (s *Store) forget(k server.Key, r *record) {
+// forget deletes k's record. A completed record's entry in s.completed
+// goes stale and is dropped when the queue reaches it.
+func (s *Store) forget(k server.Key) {
 	delete(s.records, k)
-	if !r.completed {
-		s.running--
-	}
 }

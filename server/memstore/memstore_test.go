@@ -143,23 +143,46 @@ func TestFullEvictsCompletedFirst(t *testing.T) {
 	}
 }
 
-func TestFullForgetsExpiredBeforeCompleted(t *testing.T) {
+func TestFullForgetsExpiredFirst(t *testing.T) {
 	t.Parallel()
 	c := newClock()
 	s := memstore.New(memstore.Options{MaxKeys: 4, Now: c.Now})
 	for i := range 4 {
 		tok := claim(t, s, key(i), "fp").Token
-		retention := time.Hour
-		if i == 2 {
-			retention = time.Minute
-		}
-		require.NoError(t, s.Complete(ctx, key(i), tok, server.Response{Status: 200}, retention))
+		require.NoError(t, s.Complete(ctx, key(i), tok, server.Response{Status: 200}, time.Minute))
+		c.Advance(20 * time.Second)
 	}
-	c.Advance(2 * time.Minute)
+	// Keys 0 and 1 have expired; 2 and 3 have not.
+	require.True(t, claim(t, s, key(8), "fp").Acquired)
 	require.True(t, claim(t, s, key(9), "fp").Acquired)
-	for _, i := range []int{0, 1, 3} {
+	for _, i := range []int{2, 3} {
 		assert.True(t, claim(t, s, key(i), "fp").Record.Completed, "key %d must be kept", i)
 	}
+	assert.Equal(t, 4, s.Len())
+}
+
+func TestFullEvictsOldestCompleted(t *testing.T) {
+	t.Parallel()
+	s := memstore.New(memstore.Options{MaxKeys: 3})
+	for i := range 3 {
+		tok := claim(t, s, key(i), "fp").Token
+		require.NoError(t, s.Complete(ctx, key(i), tok, server.Response{Status: 200}, time.Hour))
+	}
+	require.True(t, claim(t, s, key(3), "fp").Acquired)
+	assert.True(t, claim(t, s, key(0), "fp").Acquired, "the oldest completed key was forgotten")
+	assert.True(t, claim(t, s, key(2), "fp").Record.Completed, "the newest completed key is kept")
+}
+
+func TestFullOfAbandonedKeys(t *testing.T) {
+	t.Parallel()
+	c := newClock()
+	s := memstore.New(memstore.Options{MaxKeys: 2, Now: c.Now, Abandon: time.Hour})
+	claim(t, s, key(0), "fp")
+	claim(t, s, key(1), "fp")
+	_, err := s.Claim(ctx, key(2), "fp", time.Minute)
+	require.ErrorIs(t, err, memstore.ErrFull)
+	c.Advance(2 * time.Hour)
+	require.True(t, claim(t, s, key(2), "fp").Acquired, "abandoned running keys make room")
 }
 
 func TestSweepBoundsExpired(t *testing.T) {

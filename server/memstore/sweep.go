@@ -6,68 +6,126 @@ import (
 	"github.com/idemhq/idem/server"
 )
 
-// makeRoom runs before a new key is added, with s.mu held. Every
-// sweepEvery new keys it sweeps expired records; when the store is full it
-// evicts until there is room, or returns ErrFull if every record is
-// running.
+// sweepLimit bounds the records one new key forgets in passing, so no
+// Claim pays for a long sweep; sampleSize is how many records a store full
+// of running keys looks at for abandoned ones.
+const (
+	sweepLimit = 64
+	sampleSize = 64
+)
+
+// completion is a completed record in the order of completions. The entry
+// is stale once its key no longer maps to r (the record was forgotten).
+type completion struct {
+	key server.Key
+	r   *record
+}
+
+// completions is a FIFO of completed records, oldest first: the order in
+// which they expire when retention is uniform, as it is under one
+// middleware. It is guarded by Store.mu.
+type completions struct {
+	items []completion
+	head  int
+}
+
+func (q *completions) push(c completion) { q.items = append(q.items, c) }
+
+func (q *completions) len() int { return len(q.items) - q.head }
+
+func (q *completions) front() (completion, bool) {
+	if q.head == len(q.items) {
+		return completion{}, false
+	}
+	return q.items[q.head], true
+}
+
+func (q *completions) pop() {
+	q.items[q.head] = completion{}
+	q.head++
+	if q.head == len(q.items) {
+		q.items, q.head = q.items[:0], 0
+	} else if q.head >= 1024 && q.head*2 >= len(q.items) {
+		n := copy(q.items, q.items[q.head:])
+		clear(q.items[n:])
+		q.items, q.head = q.items[:n], 0
+	}
+}
+
+// live reports whether c still names its key's record.
+func (s *Store) live(c completion) bool { return s.records[c.key] == c.r }
+
+// makeRoom runs before a new key is added, with s.mu held. It forgets
+// expired completed records from the front of the completions, a few at a
+// time; when the store is still full it evicts the oldest completed record
+// or, if none is left, abandoned running records from a sample; failing
+// that it returns ErrFull.
 func (s *Store) makeRoom(now time.Time) error {
-	if s.untilScan--; s.untilScan <= 0 {
-		s.untilScan = sweepEvery
-		s.sweep(now)
+	s.sweep(now)
+	if len(s.records) < s.maxKeys {
+		return nil
 	}
-	for len(s.records) >= s.maxKeys {
-		if s.running >= len(s.records) {
-			return ErrFull
-		}
-		s.evict(now)
-	}
-	return nil
-}
-
-// sweep forgets the expired records among samples of sweepSample records,
-// each from a random place in the map (Go randomises where iteration
-// starts). Like Redis's active expiry, it samples again while a quarter or
-// more of a sample had expired, up to 16 samples, so the cost per new key
-// stays small and expired records stay a minority.
-func (s *Store) sweep(now time.Time) {
-	for range 16 {
-		seen, expired := 0, 0
-		for k, r := range s.records {
-			if !now.Before(r.expiresAt) {
-				s.forget(k, r)
-				expired++
-			}
-			if seen++; seen == sweepSample {
-				break
-			}
-		}
-		if expired*4 < sweepSample {
-			return
-		}
-	}
-}
-
-// evict forgets the expired records among a sample or, if there are none,
-// the sampled completed record that expires soonest. The sample grows
-// until it holds one of either; the caller has checked that a completed
-// record exists.
-func (s *Store) evict(now time.Time) {
-	var victimKey server.Key
-	var victim *record
-	seen, freed := 0, false
-	for k, r := range s.records {
-		switch {
-		case !now.Before(r.expiresAt):
-			s.forget(k, r)
-			freed = true
-		case r.completed && (victim == nil || r.expiresAt.Before(victim.expiresAt)):
-			victimKey, victim = k, r
-		}
-		if seen++; seen >= sweepSample && (freed || victim != nil) {
+	for {
+		c, ok := s.completed.front()
+		if !ok {
 			break
 		}
+		s.completed.pop()
+		if s.live(c) {
+			s.forget(c.key)
+			return nil
+		}
 	}
-	if !freed && victim != nil {
-		s.forget(victimKey, victim)
+	s.sweepAbandoned(now)
+	if len(s.records) < s.maxKeys {
+		return nil
+	}
+	return ErrFull
+}
+
+// sweep forgets up to sweepLimit completed records, oldest first, that
+// have expired, dropping stale entries on the way. If stale entries make
+// up over half of a queue longer than twice MaxKeys (retention varies a
+// lot), it compacts the queue.
+func (s *Store) sweep(now time.Time) {
+	for range sweepLimit {
+		c, ok := s.completed.front()
+		if !ok {
+			return
+		}
+		live := s.live(c)
+		if live && now.Before(c.r.expiresAt) {
+			break
+		}
+		s.completed.pop()
+		if live {
+			s.forget(c.key)
+		}
+	}
+	if s.completed.len() > 2*s.maxKeys {
+		kept := s.completed.items[:0]
+		for _, c := range s.completed.items[s.completed.head:] {
+			if s.live(c) {
+				kept = append(kept, c)
+			}
+		}
+		clear(s.completed.items[len(kept):])
+		s.completed.items, s.completed.head = kept, 0
+	}
+}
+
+// sweepAbandoned forgets expired records among a sample of sampleSize from
+// a random place in the map (Go randomises where iteration starts): running
+// records abandoned past Options.Abandon, and completed ones the queue has
+// not reached.
+func (s *Store) sweepAbandoned(now time.Time) {
+	seen := 0
+	for k, r := range s.records {
+		if !now.Before(r.expiresAt) {
+			s.forget(k)
+		}
+		if seen++; seen == sampleSize {
+			return
+		}
 	}
 }

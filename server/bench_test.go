@@ -1,0 +1,80 @@
+package server_test
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"testing"
+
+	"github.com/idemhq/idem/server"
+)
+
+// discardWriter is a reusable ResponseWriter, so the benchmarks measure the
+// middleware rather than the recorder.
+type discardWriter struct{ h http.Header }
+
+func (w *discardWriter) Header() http.Header         { return w.h }
+func (w *discardWriter) WriteHeader(int)             {}
+func (w *discardWriter) Write(p []byte) (int, error) { return len(p), nil }
+
+var benchPayload = []byte(`{"amount":1000,"currency":"EUR","customer":"cus_42","description":"tea"}`)
+
+// benchHandler is a small JSON handler that reads its body.
+var benchHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	io.Copy(io.Discard, r.Body)
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	w.Write([]byte(`{"id":"ch_1","status":"succeeded"}`))
+})
+
+// BenchmarkMiddleware measures, without a network, a bare handler, the
+// middleware with memstore on a first execution (a fresh key each
+// operation) and on a replay.
+//
+//	go test -run '^$' -bench BenchmarkMiddleware -benchmem ./server/
+func BenchmarkMiddleware(b *testing.B) {
+	mw := server.Middleware(newMemstore(), server.Options{SingleTenant: true})
+	cases := []struct {
+		name     string
+		handler  http.Handler
+		freshKey bool
+	}{
+		{"bare", benchHandler, true},
+		{"first", mw(benchHandler), true},
+		{"replay", mw(benchHandler), false},
+	}
+	for _, c := range cases {
+		b.Run(c.name, func(b *testing.B) {
+			keys := make([][]string, b.N)
+			for i := range keys {
+				keys[i] = []string{"bench-" + c.name + "-" + strconv.Itoa(i)}
+			}
+			if !c.freshKey {
+				for i := range keys {
+					keys[i] = keys[0]
+				}
+			}
+			body := bytes.NewReader(benchPayload)
+			req := httptest.NewRequest(http.MethodPost, "/charges", io.NopCloser(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.ContentLength = int64(len(benchPayload))
+			w := &discardWriter{h: make(http.Header)}
+			serve := func(i int) {
+				body.Reset(benchPayload)
+				req.Header["Idempotency-Key"] = keys[i]
+				clear(w.h)
+				c.handler.ServeHTTP(w, req)
+			}
+			if !c.freshKey {
+				serve(0) // record the outcome the loop replays
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				serve(i)
+			}
+		})
+	}
+}

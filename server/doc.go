@@ -1,0 +1,83 @@
+// Package server makes retried state-changing HTTP requests safe to
+// receive: the first request with an idempotency key runs, its outcome is
+// recorded, and every repeat gets the recorded answer instead of running
+// the work again.
+//
+// The canonical call sequence wraps the handlers that change state:
+//
+//	store := memstore.New(memstore.Options{}) // or pgstore.New(pool, ...)
+//	idem := server.Middleware(store, server.Options{
+//		Scope: func(r *http.Request) (string, error) {
+//			return accountID(r) // whoever the request belongs to
+//		},
+//	})
+//	mux.Handle("POST /orders", idem(createOrder))
+//
+// and queue consumers call [RunOnce] with the message ID as the key.
+//
+// # The wire contract
+//
+// For a POST or PATCH (see Options.Methods) the middleware answers:
+//
+//	key missing or malformed              400 problem+json
+//	Options.Scope finds no scope          401 problem+json
+//	body over Options.MaxBody             413 problem+json
+//	first request with (scope, key)       the handler's answer, recorded
+//	repeat, same fingerprint, recorded    the recorded status, headers and
+//	                                      body, plus Idempotent-Replayed: true
+//	repeat, different fingerprint         422 problem+json
+//	repeat while the first still runs     409 with Retry-After (or wait:
+//	                                      Options.Wait)
+//	store failure                         503 with Retry-After
+//
+// Every answer the middleware writes itself is a problem document (RFC
+// 9457) with its own type URI ([ProblemKeyReused] and the other Problem
+// constants) and fixed texts. Internal error text never reaches the wire;
+// it goes to Options.Logger.
+//
+// # Keys and scopes
+//
+// [ParseKey] accepts the key bare (Stripe's form) or as a Structured Field
+// string (the IETF draft's form); both spell the same key. Keys are 1 to
+// 255 printable ASCII characters. A key belongs to a scope, given by
+// Options.Scope (tenant, account, API credential), so two clients using
+// the same key never meet; a service with one client says SingleTenant.
+//
+// # Fingerprints
+//
+// A repeat must be the same request. [Fingerprint] covers the method, the
+// path, the query in canonical order and the body; JSON bodies are
+// canonicalised, so member order and whitespace do not matter.
+//
+// # Outcomes
+//
+// Recorded and replayed: 2xx, 3xx and 4xx. Released, so a retry runs the
+// handler again: panics, 5xx, 408, 425 and 429. Options.StoreServerErrors
+// records 5xx other than 502, 503 and 504. Recorded headers leave out
+// hop-by-hop fields, Set-Cookie, Date and Content-Length (recomputed).
+//
+// # Claims and leases
+//
+// The first request claims (scope, key) in the [Store] with a lease
+// (Options.Lease, default 30 s), which is renewed every third of a lease
+// while the handler runs. Recording the outcome is fenced by the lease's
+// token: if the handler's process stalls past its lease and a retry takes
+// the key over, the stale outcome is refused ([ErrLeaseLost]) and its
+// client is told to retry (409). A recorded outcome is kept for
+// Options.Retention (default 24 h), separately from the lease, so a crash
+// never wedges a key for a day.
+//
+// # Transactions
+//
+// A store that implements [Transactor] (pgstore does) runs the handler
+// inside its unit of work: the handler's writes commit together with the
+// recorded outcome, or roll back when the outcome is released. Without
+// one, an outcome is recorded after the work, and a crash between the two
+// lets the retry after the lease run the work again.
+//
+// # Stores
+//
+// memstore is bounded and in-process; pgstore keeps records in PostgreSQL
+// for services with more than one process. Every store passes the storetest
+// conformance suite.
+package server

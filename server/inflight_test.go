@@ -1,0 +1,158 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemhq/idem/server"
+)
+
+var block = map[string]string{"X-Behave": "block"}
+
+func TestRepeatWhileRunningIs409(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, server.Options{}, nil)
+	key := newKey()
+	first := h.async(call{key: key, header: block})
+	h.waitEntered()
+
+	requireProblem(t, h.do(call{key: key}), http.StatusConflict, server.ProblemInFlight)
+	requireProblem(t, h.do(call{key: key, body: "other"}), http.StatusUnprocessableEntity, server.ProblemKeyReused)
+
+	h.app.unblock()
+	r := <-first
+	require.Equal(t, 201, r.status)
+	again := h.do(call{key: key})
+	assert.True(t, again.replayed())
+	assert.Equal(t, r.body, again.body)
+	assert.Equal(t, int64(1), h.app.calls.Load())
+}
+
+func TestWaitModeReplays(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, server.Options{Wait: 5 * time.Second}, nil)
+	key := newKey()
+	first := h.async(call{key: key, header: block})
+	h.waitEntered()
+	var repeats []<-chan reply
+	for range 10 {
+		repeats = append(repeats, h.async(call{key: key}))
+	}
+	time.Sleep(20 * time.Millisecond) // let the repeats start waiting
+	h.app.unblock()
+	r := <-first
+	require.Equal(t, 201, r.status)
+	for _, ch := range repeats {
+		rep := <-ch
+		require.Equal(t, 201, rep.status, rep.body)
+		assert.True(t, rep.replayed())
+		assert.Equal(t, r.body, rep.body)
+	}
+	assert.Equal(t, int64(1), h.app.calls.Load())
+}
+
+func TestWaitModeRunsAfterRelease(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, server.Options{Wait: 5 * time.Second}, nil)
+	key := newKey()
+	first := h.async(call{key: key, header: map[string]string{"X-Behave": "block", "X-Status": "500"}})
+	h.waitEntered()
+	second := h.async(call{key: key})
+	time.Sleep(20 * time.Millisecond)
+	h.app.unblock()
+	assert.Equal(t, 500, (<-first).status)
+	r := <-second
+	assert.Equal(t, 201, r.status, "the waiting repeat runs once the first is released")
+	assert.False(t, r.replayed())
+	assert.Equal(t, int64(2), h.app.calls.Load())
+}
+
+func TestWaitModeTimesOut(t *testing.T) {
+	t.Parallel()
+	h := newHarness(t, server.Options{Wait: 30 * time.Millisecond}, nil)
+	key := newKey()
+	first := h.async(call{key: key, header: block})
+	h.waitEntered()
+	start := time.Now()
+	requireProblem(t, h.do(call{key: key}), http.StatusConflict, server.ProblemInFlight)
+	assert.GreaterOrEqual(t, time.Since(start), 30*time.Millisecond)
+	h.app.unblock()
+	<-first
+}
+
+// Two middlewares over one store stand for two processes: the waiting
+// side has no local run to wake it, so it polls the store.
+func TestWaitModeAcrossProcesses(t *testing.T) {
+	t.Parallel()
+	store := &countingStore{Store: newMemstore()}
+	a := newHarness(t, server.Options{}, store)
+	b := newHarness(t, server.Options{Wait: 5 * time.Second}, store)
+	key := newKey()
+	first := a.async(call{key: key, header: map[string]string{"X-Sleep": "100ms"}})
+	require.Eventually(t, func() bool { return a.app.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
+	before := store.claims.Load()
+	r := b.do(call{key: key})
+	require.Equal(t, 201, r.status, r.body)
+	assert.True(t, r.replayed())
+	assert.Equal(t, (<-first).body, r.body)
+	assert.Zero(t, b.app.calls.Load())
+	// Capped backoff: about 100 ms of polling starting at 5 ms is a
+	// handful of claims, not hundreds.
+	assert.Less(t, store.claims.Load()-before, int64(20))
+}
+
+// TestWaitModeDuplicatesDoNotHammer sends one request whose handler takes
+// 50 ms and 99 duplicates: all are answered soon after the first, from
+// one execution, and the duplicates read the store about once each.
+func TestWaitModeDuplicatesDoNotHammer(t *testing.T) {
+	t.Parallel()
+	store := &countingStore{Store: newMemstore()}
+	var calls atomic.Int64
+	mw := server.Middleware(store, server.Options{SingleTenant: true, Wait: 5 * time.Second})
+	handler := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		time.Sleep(50 * time.Millisecond)
+		w.WriteHeader(http.StatusCreated)
+	}))
+	key := newKey()
+	var wg sync.WaitGroup
+	statuses := make([]int, 100)
+	start := time.Now()
+	for i := range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rec := serveDirect(handler, key, "")
+			statuses[i] = rec.Code
+		}()
+		if i == 0 {
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
+	wg.Wait()
+	elapsed := time.Since(start)
+	for i, s := range statuses {
+		assert.Equal(t, http.StatusCreated, s, "request %d", i)
+	}
+	assert.Equal(t, int64(1), calls.Load())
+	assert.Less(t, store.claims.Load(), int64(250), "claims for 100 requests")
+	t.Logf("100 requests, one 50 ms execution: %v, %d claims", elapsed, store.claims.Load())
+}
+
+// countingStore counts Claim calls.
+type countingStore struct {
+	server.Store
+	claims atomic.Int64
+}
+
+func (s *countingStore) Claim(ctx context.Context, k server.Key, fp string, lease time.Duration) (server.Claim, error) {
+	s.claims.Add(1)
+	return s.Store.Claim(ctx, k, fp, lease)
+}

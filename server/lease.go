@@ -1,0 +1,152 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// attempt is one run of the work under a claimed key. It begins the
+// store's unit of work when the store is a [Transactor], renews the lease
+// every renewEvery while the work runs (one timer, no goroutine of its
+// own), and ends with exactly one of complete or release.
+type attempt struct {
+	store      Store
+	work       Work // nil unless the store is a Transactor
+	key        Key
+	token      string
+	lease      time.Duration
+	renewEvery time.Duration
+	log        *slog.Logger
+	detached   detached // the parent's values, never cancelled
+	cancel     context.CancelCauseFunc
+
+	mu    sync.Mutex
+	timer *time.Timer
+	ended bool
+	lost  bool
+}
+
+// start starts the work on k, acquired under token. It returns the
+// context the work runs with: parent's values, cancelled when parent is,
+// when the attempt ends, or with cause ErrLeaseLost when renewal finds the
+// key taken over. If the store's BeginWork fails, start releases the key
+// and returns the error. a is zero before start; callers embed it to save
+// allocations.
+func (a *attempt) start(parent context.Context, store Store, k Key, token string, lease, renewEvery time.Duration, log *slog.Logger) (context.Context, error) {
+	a.store, a.key, a.token, a.lease, a.renewEvery, a.log = store, k, token, lease, renewEvery, log
+	a.detached.Context = parent
+	ctx, cancel := context.WithCancelCause(parent)
+	a.cancel = cancel
+	if tx, ok := store.(Transactor); ok {
+		wctx, work, err := tx.BeginWork(ctx, k, token)
+		if err != nil {
+			cancel(err)
+			if rerr := store.Release(&a.detached, k, token); rerr != nil && log != nil {
+				log.Warn("idem: release after failed BeginWork", "scope", k.Scope, "key", k.Key, "err", rerr)
+			}
+			return nil, err
+		}
+		ctx, a.work = wctx, work
+	}
+	a.mu.Lock()
+	a.timer = time.AfterFunc(renewEvery, a.renew)
+	a.mu.Unlock()
+	return ctx, nil
+}
+
+// renew runs on the lease timer. A lost lease cancels the work; any other
+// failure is logged and tried again at the next tick, while the lease may
+// still be valid.
+func (a *attempt) renew() {
+	ctx, cancel := context.WithTimeout(&a.detached, a.renewEvery)
+	err := a.store.Renew(ctx, a.key, a.token, a.lease)
+	cancel()
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ended {
+		return
+	}
+	if errors.Is(err, ErrLeaseLost) {
+		a.lost = true
+		a.cancel(ErrLeaseLost)
+		if a.log != nil {
+			a.log.Warn("idem: lease lost while running", "scope", a.key.Scope, "key", a.key.Key)
+		}
+		return
+	}
+	if err != nil && a.log != nil {
+		a.log.Warn("idem: lease renewal failed", "scope", a.key.Scope, "key", a.key.Key, "err", err)
+	}
+	a.timer.Reset(a.renewEvery)
+}
+
+// stop ends renewal and reports whether the lease was found lost.
+func (a *attempt) stop() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.ended = true
+	a.timer.Stop()
+	return a.lost
+}
+
+// complete records resp for retention, fenced by the lease token: through
+// Work.Commit for a Transactor, Store.Complete otherwise. It returns
+// ErrLeaseLost, storing nothing, if the key was taken over.
+func (a *attempt) complete(resp Response, retention time.Duration) error {
+	lost := a.stop()
+	defer a.cancel(nil)
+	ctx := &a.detached
+	switch {
+	case lost:
+		if a.work != nil {
+			a.work.Rollback(ctx)
+		}
+		return ErrLeaseLost
+	case a.work != nil:
+		err := a.work.Commit(ctx, resp, retention)
+		if err != nil && !errors.Is(err, ErrLeaseLost) {
+			// The work rolled back; free the key so a retry runs it again.
+			// If the commit did land, the key is no longer held and
+			// Release changes nothing.
+			if rerr := a.store.Release(ctx, a.key, a.token); rerr != nil && !errors.Is(rerr, ErrLeaseLost) && a.log != nil {
+				a.log.Warn("idem: release after failed commit", "scope", a.key.Scope, "key", a.key.Key, "err", rerr)
+			}
+		}
+		return err
+	default:
+		return a.store.Complete(ctx, a.key, a.token, resp, retention)
+	}
+}
+
+// release discards the work (Work.Rollback for a Transactor) and releases
+// the key so a retry runs again. It returns ErrLeaseLost if the key had
+// been taken over.
+func (a *attempt) release() error {
+	lost := a.stop()
+	defer a.cancel(nil)
+	ctx := &a.detached
+	var err error
+	if a.work != nil {
+		err = a.work.Rollback(ctx)
+	}
+	if lost {
+		return ErrLeaseLost
+	}
+	if rerr := a.store.Release(ctx, a.key, a.token); rerr != nil {
+		return rerr
+	}
+	return err
+}
+
+// detached carries a context's values but not its cancellation or
+// deadline, like context.WithoutCancel, stored inside attempt to save an
+// allocation per request. The outcome of work that ran must be recorded
+// even if the client has gone away.
+type detached struct{ context.Context }
+
+func (*detached) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (*detached) Done() <-chan struct{}       { return nil }
+func (*detached) Err() error                  { return nil }

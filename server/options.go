@@ -1,0 +1,156 @@
+package server
+
+import (
+	"fmt"
+	"log/slog"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// Defaults of [Options] and [RunOptions].
+const (
+	DefaultHeader    = "Idempotency-Key"
+	DefaultLease     = 30 * time.Second
+	DefaultRetention = 24 * time.Hour
+	DefaultMaxBody   = 1 << 20
+)
+
+// ReplayedHeader is set to "true" on every replayed answer.
+const ReplayedHeader = "Idempotent-Replayed"
+
+// Options configures [Middleware]. The zero value of every field means its
+// documented default, but a zero Options is not valid on its own: either
+// Scope or SingleTenant must be set.
+type Options struct {
+	// Scope names the client a request belongs to (a tenant, account or
+	// API credential), so the same key from two clients names two
+	// operations and one client can never replay another's response.
+	// It is called for every request that carries a key, after the
+	// handlers in front of the middleware (authentication) have run.
+	// An error or an empty scope is answered 401 with
+	// [ProblemScopeUnavailable]; the error is logged, never sent.
+	// Required unless SingleTenant is set; setting both is an error.
+	Scope func(*http.Request) (string, error)
+
+	// SingleTenant declares that every request belongs to one client, so
+	// keys need no scope (the scope is ""). Default false.
+	SingleTenant bool
+
+	// Header is the name of the field carrying the key. Default
+	// "Idempotency-Key"; APIs also use "X-Idempotency-Key" and others.
+	Header string
+
+	// Methods are the request methods the middleware handles. A request
+	// with any other method passes through untouched, key or not. Default
+	// POST and PATCH: PUT and DELETE are idempotent by definition.
+	Methods []string
+
+	// Optional lets a request with one of Methods but no key pass through
+	// untouched, instead of being answered 400 with [ProblemKeyMissing].
+	// Default false: the key is required.
+	Optional bool
+
+	// Lease is how long a running request holds its key before another
+	// request with the same key and fingerprint may take it over (because
+	// the first one's process died). It is renewed every Lease/3 while the
+	// handler runs. Default 30 s.
+	Lease time.Duration
+
+	// Retention is how long an outcome is kept for replay after it is
+	// recorded. Clients must not retry a key after it; publish it. Default
+	// 24 h.
+	Retention time.Duration
+
+	// Wait is how long a repeat that arrives while the first request with
+	// its key is still running waits for that request's outcome. Zero (the
+	// default) answers 409 with [ProblemInFlight] and Retry-After at once.
+	// Above zero, the repeat waits up to Wait and replays the outcome, or
+	// runs the handler itself if the first request's outcome was released,
+	// or answers 409 if the first is still running when Wait is over.
+	// Repeats in the same process wake as soon as the first finishes;
+	// repeats of a request running in another process poll the store with
+	// capped, jittered backoff.
+	Wait time.Duration
+
+	// MaxBody is the largest request body the middleware reads (it must
+	// buffer the body to fingerprint it). A larger body is answered 413
+	// with [ProblemBodyTooLarge] and nothing runs. Default 1 MiB.
+	MaxBody int64
+
+	// StoreServerErrors records 5xx outcomes and replays them, like Stripe's
+	// API v1, instead of releasing the key so a retry runs again. Even so,
+	// 502, 503 and 504 are always released: they say the work was not done.
+	// Default false.
+	StoreServerErrors bool
+
+	// Logger receives store failures, panics and lost leases. Default nil:
+	// nothing is logged.
+	Logger *slog.Logger
+}
+
+// config is Options with defaults applied.
+type config struct {
+	scope             func(*http.Request) (string, error)
+	header            string
+	methods           []string
+	optional          bool
+	lease             time.Duration
+	renewEvery        time.Duration
+	retention         time.Duration
+	wait              time.Duration
+	maxBody           int64
+	storeServerErrors bool
+	log               *slog.Logger
+}
+
+// config validates o and applies the defaults.
+func (o Options) config() (config, error) {
+	c := config{
+		scope:             o.Scope,
+		header:            http.CanonicalHeaderKey(o.Header),
+		methods:           slices.Clone(o.Methods),
+		optional:          o.Optional,
+		lease:             o.Lease,
+		retention:         o.Retention,
+		wait:              o.Wait,
+		maxBody:           o.MaxBody,
+		storeServerErrors: o.StoreServerErrors,
+		log:               o.Logger,
+	}
+	switch {
+	case o.Scope == nil && !o.SingleTenant:
+		return c, fmt.Errorf("idem/server: Options needs a Scope function, or SingleTenant for a service with one client")
+	case o.Scope != nil && o.SingleTenant:
+		return c, fmt.Errorf("idem/server: Options sets both Scope and SingleTenant; keys are either scoped or not")
+	case o.Lease < 0 || o.Retention < 0 || o.Wait < 0 || o.MaxBody < 0:
+		return c, fmt.Errorf("idem/server: Options has a negative Lease, Retention, Wait or MaxBody")
+	}
+	if c.header == "" {
+		c.header = DefaultHeader
+	}
+	if len(c.methods) == 0 {
+		c.methods = []string{http.MethodPost, http.MethodPatch}
+	}
+	if c.lease == 0 {
+		c.lease = DefaultLease
+	}
+	if c.retention == 0 {
+		c.retention = DefaultRetention
+	}
+	if c.maxBody == 0 {
+		c.maxBody = DefaultMaxBody
+	}
+	c.renewEvery = max(c.lease/3, time.Millisecond)
+	return c, nil
+}
+
+// handles reports whether requests with method are the middleware's.
+func (c *config) handles(method string) bool {
+	for _, m := range c.methods {
+		if m == method {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,121 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+)
+
+// Problem type URIs. Every answer the middleware writes itself is an RFC
+// 9457 problem document (Content-Type application/problem+json) with the
+// members type, title, status and detail, whose texts are fixed: they never
+// carry an internal error's text. Each condition has its own type, so a
+// client can branch on it.
+const (
+	// ProblemKeyMissing: 400, the request's method requires an
+	// idempotency key and it carried none.
+	ProblemKeyMissing = "https://idem.dev/problems/key-missing"
+	// ProblemKeyInvalid: 400, the key is empty, longer than 255
+	// characters, not printable ASCII, a malformed quoted string, or sent
+	// in more than one field line.
+	ProblemKeyInvalid = "https://idem.dev/problems/key-invalid"
+	// ProblemBodyUnreadable: 400, reading the request body failed.
+	ProblemBodyUnreadable = "https://idem.dev/problems/body-unreadable"
+	// ProblemScopeUnavailable: 401, Options.Scope found no scope for the
+	// request (it returned an error or an empty scope).
+	ProblemScopeUnavailable = "https://idem.dev/problems/scope-unavailable"
+	// ProblemInFlight: 409 with Retry-After, an earlier request with this
+	// key is still running. Retrying later gets its outcome.
+	ProblemInFlight = "https://idem.dev/problems/in-flight"
+	// ProblemLeaseLost: 409 with Retry-After, this request ran but its
+	// claim on the key lapsed and another request took the key over; its
+	// outcome was not recorded. Retrying later gets the new owner's.
+	ProblemLeaseLost = "https://idem.dev/problems/lease-lost"
+	// ProblemBodyTooLarge: 413, the request body is over Options.MaxBody.
+	ProblemBodyTooLarge = "https://idem.dev/problems/body-too-large"
+	// ProblemKeyReused: 422, the key was first used with a different
+	// request (method, path, query or body). It is not a validation error
+	// of this request: the client must use a new key for a new operation.
+	ProblemKeyReused = "https://idem.dev/problems/key-reused"
+	// ProblemHandlerFailed: 500, the handler panicked. Nothing was
+	// recorded; a retry with the same key runs the handler again.
+	ProblemHandlerFailed = "https://idem.dev/problems/handler-failed"
+	// ProblemStoreUnavailable: 503 with Retry-After, the idempotency store
+	// failed or is full. Nothing ran; a retry with the same key is safe.
+	ProblemStoreUnavailable = "https://idem.dev/problems/store-unavailable"
+)
+
+// ProblemContentType is the Content-Type of the middleware's problem
+// documents.
+const ProblemContentType = "application/problem+json"
+
+// retryAfterSeconds is the Retry-After the middleware sends with 409 and
+// 503: the first request is probably done, or the store back, by then.
+const retryAfterSeconds = "1"
+
+// problem is one prepared problem document.
+type problem struct {
+	status     int
+	retryAfter bool
+	body       []byte
+}
+
+func newProblem(status int, typ, title, detail string, retryAfter bool) *problem {
+	body, err := json.Marshal(struct {
+		Type   string `json:"type"`
+		Title  string `json:"title"`
+		Status int    `json:"status"`
+		Detail string `json:"detail"`
+	}{typ, title, status, detail})
+	if err != nil {
+		panic(err)
+	}
+	return &problem{status: status, retryAfter: retryAfter, body: body}
+}
+
+var (
+	problemKeyMissing = newProblem(http.StatusBadRequest, ProblemKeyMissing,
+		"Idempotency key missing",
+		"This request must carry an idempotency key.", false)
+	problemKeyInvalid = newProblem(http.StatusBadRequest, ProblemKeyInvalid,
+		"Idempotency key invalid",
+		"An idempotency key is 1 to 255 printable ASCII characters, sent bare or as a quoted string in one field.", false)
+	problemBodyUnreadable = newProblem(http.StatusBadRequest, ProblemBodyUnreadable,
+		"Request body unreadable",
+		"The request body could not be read. Nothing ran; retry with the same key.", false)
+	problemScopeUnavailable = newProblem(http.StatusUnauthorized, ProblemScopeUnavailable,
+		"Scope unavailable",
+		"The request is not attributed to a client, so its idempotency key cannot be used.", false)
+	problemInFlight = newProblem(http.StatusConflict, ProblemInFlight,
+		"Request in progress",
+		"An earlier request with this idempotency key is still running. Retry later to get its outcome.", true)
+	problemLeaseLost = newProblem(http.StatusConflict, ProblemLeaseLost,
+		"Request superseded",
+		"Another request with this idempotency key took it over. Retry later to get its outcome.", true)
+	problemBodyTooLarge = newProblem(http.StatusRequestEntityTooLarge, ProblemBodyTooLarge,
+		"Request body too large",
+		"The request body is over the limit for idempotent requests.", false)
+	problemKeyReused = newProblem(http.StatusUnprocessableEntity, ProblemKeyReused,
+		"Idempotency key reused",
+		"This idempotency key was used with a different request. Use a new key for a new operation.", false)
+	problemHandlerFailed = newProblem(http.StatusInternalServerError, ProblemHandlerFailed,
+		"Request failed",
+		"The request failed and nothing was recorded. Retry with the same key.", false)
+	problemStoreUnavailable = newProblem(http.StatusServiceUnavailable, ProblemStoreUnavailable,
+		"Idempotency store unavailable",
+		"The request could not be checked for repeats, so it did not run. Retry with the same key.", true)
+)
+
+// write answers with p. Headers the handler chain set before are kept,
+// except those that describe a body.
+func (p *problem) write(w http.ResponseWriter) {
+	h := w.Header()
+	h.Del("Content-Encoding")
+	h.Del("Content-Length")
+	h.Set("Content-Type", ProblemContentType)
+	h.Set("Cache-Control", "no-store")
+	if p.retryAfter {
+		h.Set("Retry-After", retryAfterSeconds)
+	}
+	w.WriteHeader(p.status)
+	w.Write(p.body)
+}

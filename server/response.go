@@ -1,0 +1,147 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"net/http"
+	"strconv"
+	"strings"
+)
+
+// recorder is the http.ResponseWriter a handler behind the middleware
+// writes to. It buffers the whole response, so the outcome can be recorded
+// before the client sees it. Flush is accepted and does nothing;
+// informational (1xx) responses are dropped; hijacking is not offered.
+type recorder struct {
+	header      http.Header
+	status      int
+	wroteHeader bool
+	body        bytes.Buffer
+}
+
+func (rec *recorder) Header() http.Header { return rec.header }
+
+func (rec *recorder) WriteHeader(code int) {
+	if code < 100 || code > 999 {
+		panic(fmt.Sprintf("invalid WriteHeader code %v", code))
+	}
+	if rec.wroteHeader || code < 200 {
+		return
+	}
+	rec.status, rec.wroteHeader = code, true
+}
+
+func (rec *recorder) Write(p []byte) (int, error) {
+	if !rec.wroteHeader {
+		rec.WriteHeader(http.StatusOK)
+	}
+	if !bodyAllowed(rec.status) {
+		return 0, http.ErrBodyNotAllowed
+	}
+	return rec.body.Write(p)
+}
+
+// Flush does nothing: the response is sent once it is recorded.
+func (rec *recorder) Flush() {}
+
+// response finishes the recording as net/http would (status 200 if none
+// was written, a sniffed Content-Type if none was set) and returns it,
+// sharing the recorder's storage.
+func (rec *recorder) response() Response {
+	if !rec.wroteHeader {
+		rec.status = http.StatusOK
+	}
+	body := rec.body.Bytes()
+	if _, set := rec.header["Content-Type"]; !set && len(body) > 0 && bodyAllowed(rec.status) {
+		rec.header.Set("Content-Type", http.DetectContentType(body))
+	}
+	return Response{Status: rec.status, Header: rec.header, Body: body}
+}
+
+// send writes resp to w. The header values are shared, capped so that
+// appending to them in w copies them first.
+func send(w http.ResponseWriter, resp Response) {
+	dst := w.Header()
+	for name, vals := range resp.Header {
+		dst[name] = vals[:len(vals):len(vals)]
+	}
+	w.WriteHeader(resp.Status)
+	w.Write(resp.Body)
+}
+
+// replay writes a stored outcome to w, marked with ReplayedHeader and with
+// its Content-Length recomputed.
+func replay(w http.ResponseWriter, resp Response) {
+	if resp.Status < 100 || resp.Status > 999 {
+		resp.Status = http.StatusOK
+	}
+	h := w.Header()
+	h.Set(ReplayedHeader, "true")
+	if bodyAllowed(resp.Status) {
+		h.Set("Content-Length", strconv.Itoa(len(resp.Body)))
+	}
+	send(w, resp)
+}
+
+// unstoredHeaders are the fields never recorded: hop-by-hop fields (RFC
+// 9110, section 7.6.1), fields that belong to one response only (Date,
+// Set-Cookie: a replay must not hand one client's cookie, or a session, to
+// a retry) and fields the replay sets itself (Content-Length,
+// Idempotent-Replayed). Fields named in Connection and trailer fields are
+// dropped too.
+var unstoredHeaders = []string{
+	"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate",
+	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+	"Date", "Set-Cookie", "Content-Length", ReplayedHeader,
+}
+
+// storedHeader returns the fields of h that are recorded and replayed. It
+// returns h itself when nothing is dropped. Values are capped so appending
+// to a replayed field copies it.
+func storedHeader(h http.Header) http.Header {
+	keep := true
+	for name := range h {
+		if unstored(name, h) {
+			keep = false
+			break
+		}
+	}
+	if keep {
+		for name, vals := range h {
+			h[name] = vals[:len(vals):len(vals)]
+		}
+		return h
+	}
+	out := make(http.Header, len(h))
+	for name, vals := range h {
+		if !unstored(name, h) {
+			out[name] = vals[:len(vals):len(vals)]
+		}
+	}
+	return out
+}
+
+// unstored reports whether the field name of h is not recorded.
+func unstored(name string, h http.Header) bool {
+	if strings.HasPrefix(name, http.TrailerPrefix) {
+		return true
+	}
+	for _, u := range unstoredHeaders {
+		if strings.EqualFold(name, u) {
+			return true
+		}
+	}
+	for _, line := range h["Connection"] {
+		for tok := range strings.SplitSeq(line, ",") {
+			if strings.EqualFold(strings.TrimSpace(tok), name) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// bodyAllowed reports whether a response with status may have a body.
+func bodyAllowed(status int) bool {
+	return status >= 200 && status != http.StatusNoContent && status != http.StatusNotModified
+}

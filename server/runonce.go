@@ -1,0 +1,122 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+var (
+	// ErrInFlight is returned by [RunOnce] when another run of the key is
+	// still in progress (here or in another process) after RunOptions.Wait.
+	// Deliver the message again later.
+	ErrInFlight = errors.New("idem/server: key is in flight")
+	// ErrKeyReused is returned by [RunOnce] when the key was first used
+	// with a different fingerprint. Retrying will not help.
+	ErrKeyReused = errors.New("idem/server: key reused with a different fingerprint")
+)
+
+// RunOptions configures [RunOnce]. The zero value means the defaults.
+type RunOptions struct {
+	// Lease is how long a run holds its key before a run with the same
+	// fingerprint may take it over; renewed every Lease/3 while the work
+	// runs. Default 30 s.
+	Lease time.Duration
+	// Retention is how long the result is kept for replay. Default 24 h.
+	Retention time.Duration
+	// Wait is how long RunOnce waits, polling the store, for a run of the
+	// same key in progress elsewhere. Default 0: ErrInFlight at once.
+	Wait time.Duration
+	// Logger receives failures to renew or release. Default nil: silent.
+	Logger *slog.Logger
+}
+
+// RunOnce runs work at most once per key k (the claim-run-record cycle of
+// [Middleware], for queue consumers and webhook receivers keyed by a
+// message or event ID) and returns its result.
+//
+// The first call for k with fingerprint fp claims k, runs work, records
+// its result for RunOptions.Retention and returns it with replayed false.
+// A later call with the same fingerprint returns the recorded result with
+// replayed true without running work. If work returns an error (or
+// panics), the key is released so the next delivery runs work again, and
+// RunOnce returns that error (or re-panics).
+//
+// Other errors: [ErrKeyReused] if k was first used with another
+// fingerprint; [ErrInFlight] if a run of k is still in progress after
+// RunOptions.Wait; an error wrapping [ErrLeaseLost] (and work's error, if
+// any) if the lease lapsed and another run took k over while work ran (the
+// result was not recorded; the new owner's will be); store failures,
+// wrapped. If work succeeded but recording its
+// result failed for another reason, RunOnce returns the result together
+// with the error: the work has happened, and k stays claimed until its
+// lease lapses. (With a Transactor a failed commit undid the work, so
+// RunOnce returns no result.)
+//
+// work's context is ctx's values, cancelled when ctx is, and with cause
+// ErrLeaseLost when the lease is found lost. If store implements
+// [Transactor], work runs with the context from BeginWork and its result
+// is committed with it. RunOnce is safe for concurrent use; a nil ctx
+// panics.
+func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(context.Context) ([]byte, error), opts RunOptions) (result []byte, replayed bool, err error) {
+	lease := orDefault(opts.Lease, DefaultLease)
+	retention := orDefault(opts.Retention, DefaultRetention)
+	c, err := store.Claim(ctx, k, fp, lease)
+	if err == nil && !c.Acquired && opts.Wait > 0 && !c.Record.Completed && c.Record.Fingerprint == fp {
+		c, err = await(ctx, store, k, fp, lease, opts.Wait, nil)
+	}
+	switch {
+	case err != nil:
+		return nil, false, fmt.Errorf("idem/server: claim: %w", err)
+	case c.Acquired:
+	case c.Record.Fingerprint != fp:
+		return nil, false, ErrKeyReused
+	case c.Record.Completed:
+		return c.Record.Response.Body, true, nil
+	default:
+		return nil, false, ErrInFlight
+	}
+
+	a := new(attempt)
+	wctx, err := a.start(ctx, store, k, c.Token, lease, max(lease/3, time.Millisecond), opts.Logger)
+	if err != nil {
+		return nil, false, fmt.Errorf("idem/server: begin work: %w", err)
+	}
+	returned := false
+	defer func() {
+		if !returned {
+			a.release()
+		}
+	}()
+	result, err = work(wctx)
+	returned = true
+	if err != nil {
+		switch rerr := a.release(); {
+		case errors.Is(rerr, ErrLeaseLost):
+			return nil, false, fmt.Errorf("%w (work: %w)", ErrLeaseLost, err)
+		case rerr != nil && opts.Logger != nil:
+			opts.Logger.Error("idem: release after failed work", "scope", k.Scope, "key", k.Key, "err", rerr)
+		}
+		return nil, false, err
+	}
+	switch err := a.complete(Response{Status: http.StatusOK, Body: result}, retention); {
+	case errors.Is(err, ErrLeaseLost):
+		return nil, false, ErrLeaseLost
+	case err != nil && a.work != nil:
+		return nil, false, fmt.Errorf("idem/server: commit: %w", err)
+	case err != nil:
+		return result, false, fmt.Errorf("idem/server: record result: %w", err)
+	}
+	return result, false, nil
+}
+
+// orDefault returns d, or def if d is not positive.
+func orDefault(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
