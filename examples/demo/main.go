@@ -96,6 +96,9 @@ func main() {
 	for _, r := range results {
 		fmt.Printf("%-34s %s\n", r.name+":", verdict(r))
 	}
+	if idem := results[1]; idem.duplicates > 0 || idem.failed > 0 {
+		os.Exit(1)
+	}
 }
 
 func verdict(r result) string {
