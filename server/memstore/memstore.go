@@ -66,6 +66,7 @@ type record struct {
 	fingerprint  string
 	token        string
 	completed    bool
+	forgotten    bool // deleted from the map; its queue entry is stale
 	leaseExpires time.Time
 	expiresAt    time.Time // completed: forget after; running: lease lapse + abandon
 	response     server.Response
@@ -109,7 +110,7 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 	now := s.now()
 	r := s.records[k]
 	if r != nil && !now.Before(r.expiresAt) {
-		s.forget(k)
+		s.forget(k, r)
 		r = nil
 	}
 	switch {
@@ -157,58 +158,46 @@ func (r *record) reportedExpiry() time.Time {
 // Renew implements [server.Store.Renew]. A lapsed lease that was not taken
 // over is still held, and is renewed.
 func (s *Store) Renew(ctx context.Context, k server.Key, token string, lease time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	r := s.held(k, token, now)
-	if r == nil {
-		return server.ErrLeaseLost
-	}
-	s.extend(r, now, lease)
-	return nil
+	return s.whileHeld(k, token, func(r *record, now time.Time) {
+		s.extend(r, now, lease)
+	})
 }
 
 // Complete implements [server.Store.Complete]. It keeps resp without
 // copying it.
 func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp server.Response, retention time.Duration) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	now := s.now()
-	r := s.held(k, token, now)
-	if r == nil {
-		return server.ErrLeaseLost
-	}
-	r.token, r.completed, r.response = "", true, resp
-	r.leaseExpires = time.Time{}
-	r.expiresAt = now.Add(retention)
-	s.completed.push(completion{k, r})
-	return nil
+	return s.whileHeld(k, token, func(r *record, now time.Time) {
+		r.token, r.completed, r.response = "", true, resp
+		r.leaseExpires = time.Time{}
+		r.expiresAt = now.Add(retention)
+		s.completed.push(completion{k, r})
+	})
 }
 
 // Release implements [server.Store.Release].
 func (s *Store) Release(ctx context.Context, k server.Key, token string) error {
+	return s.whileHeld(k, token, func(r *record, _ time.Time) {
+		s.forget(k, r)
+	})
+}
+
+// whileHeld runs f with s.mu held if k's record is running under token
+// and not yet forgotten, and returns ErrLeaseLost otherwise.
+func (s *Store) whileHeld(k server.Key, token string, f func(r *record, now time.Time)) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	r := s.held(k, token, s.now())
-	if r == nil {
+	now := s.now()
+	r := s.records[k]
+	if r == nil || r.completed || r.token != token || token == "" || !now.Before(r.expiresAt) {
 		return server.ErrLeaseLost
 	}
-	s.forget(k)
+	f(r, now)
 	return nil
 }
 
-// held returns k's record if it is running under token and not yet
-// forgotten.
-func (s *Store) held(k server.Key, token string, now time.Time) *record {
-	r := s.records[k]
-	if r == nil || r.completed || r.token != token || token == "" || !now.Before(r.expiresAt) {
-		return nil
-	}
-	return r
-}
-
-// forget deletes k's record. A completed record's entry in s.completed
+// forget deletes k's record r. A completed record's entry in s.completed
 // goes stale and is dropped when the queue reaches it.
-func (s *Store) forget(k server.Key) {
+func (s *Store) forget(k server.Key, r *record) {
 	delete(s.records, k)
+	r.forgotten = true
 }

@@ -15,7 +15,7 @@ const (
 )
 
 // completion is a completed record in the order of completions. The entry
-// is stale once its key no longer maps to r (the record was forgotten).
+// is stale once r is forgotten.
 type completion struct {
 	key server.Key
 	r   *record
@@ -52,9 +52,6 @@ func (q *completions) pop() {
 	}
 }
 
-// live reports whether c still names its key's record.
-func (s *Store) live(c completion) bool { return s.records[c.key] == c.r }
-
 // makeRoom runs before a new key is added, with s.mu held. It forgets
 // expired completed records from the front of the completions, a few at a
 // time; when the store is still full it evicts the oldest completed record
@@ -71,8 +68,8 @@ func (s *Store) makeRoom(now time.Time) error {
 			break
 		}
 		s.completed.pop()
-		if s.live(c) {
-			s.forget(c.key)
+		if !c.r.forgotten {
+			s.forget(c.key, c.r)
 			return nil
 		}
 	}
@@ -93,19 +90,19 @@ func (s *Store) sweep(now time.Time) {
 		if !ok {
 			return
 		}
-		live := s.live(c)
+		live := !c.r.forgotten
 		if live && now.Before(c.r.expiresAt) {
 			break
 		}
 		s.completed.pop()
 		if live {
-			s.forget(c.key)
+			s.forget(c.key, c.r)
 		}
 	}
 	if s.completed.len() > 2*s.maxKeys {
 		kept := s.completed.items[:0]
 		for _, c := range s.completed.items[s.completed.head:] {
-			if s.live(c) {
+			if !c.r.forgotten {
 				kept = append(kept, c)
 			}
 		}
@@ -122,7 +119,7 @@ func (s *Store) sweepAbandoned(now time.Time) {
 	seen := 0
 	for k, r := range s.records {
 		if !now.Before(r.expiresAt) {
-			s.forget(k)
+			s.forget(k, r)
 		}
 		if seen++; seen == sampleSize {
 			return
