@@ -131,27 +131,13 @@ func cases() []testCase {
 		}},
 		{"ConcurrentClaims", func(t *testing.T, f fixture) {
 			k := f.key()
-			var n counter
-			parallel(100, func(int) {
-				c, err := f.s.Claim(context.Background(), k, "fp", longLease)
-				if assert.NoError(t, err) {
-					n.add(c)
-				}
-			})
-			assert.Equal(t, int32(1), n.acquired.Load(), "claims that acquired one fresh key")
+			assert.Equal(t, 1, f.stampede(k, 100), "claims that acquired one fresh key")
 		}},
 		{"ConcurrentTakeover", func(t *testing.T, f fixture) {
 			k := f.key()
 			f.acquire(k, "fp", shortLease)
 			time.Sleep(2 * shortLease)
-			var n counter
-			parallel(50, func(int) {
-				c, err := f.s.Claim(context.Background(), k, "fp", longLease)
-				if assert.NoError(t, err) {
-					n.add(c)
-				}
-			})
-			assert.Equal(t, int32(1), n.acquired.Load(), "claims that took one lapsed key over")
+			assert.Equal(t, 1, f.stampede(k, 50), "claims that took one lapsed key over")
 		}},
 		{"LargeBody", func(t *testing.T, f fixture) {
 			body := bytes.Repeat([]byte("0123456789abcdef"), 1<<17) // 2 MiB

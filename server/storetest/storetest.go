@@ -168,29 +168,26 @@ func sampleResponse() server.Response {
 	}
 }
 
-// parallel runs n copies of f at once, released together, and waits.
-func parallel(n int, f func(i int)) {
+// stampede makes n claims of k with fingerprint "fp" at once, released
+// together, and returns how many acquired it.
+func (f fixture) stampede(k server.Key, n int) int {
+	var acquired atomic.Int32
 	var start, done sync.WaitGroup
 	start.Add(1)
-	for i := range n {
+	for range n {
 		done.Add(1)
 		go func() {
 			defer done.Done()
 			start.Wait()
-			f(i)
+			c, err := f.s.Claim(context.Background(), k, "fp", longLease)
+			if assert.NoError(f.t, err) && c.Acquired {
+				acquired.Add(1)
+			}
 		}()
 	}
 	start.Done()
 	done.Wait()
-}
-
-// counter counts the claims of a stampede that acquired.
-type counter struct{ acquired atomic.Int32 }
-
-func (c *counter) add(claim server.Claim) {
-	if claim.Acquired {
-		c.acquired.Add(1)
-	}
+	return int(acquired.Load())
 }
 
 // oddKey is a key of MaxKeyLength characters full of characters that
