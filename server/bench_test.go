@@ -78,3 +78,19 @@ func BenchmarkMiddleware(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFingerprint measures fingerprinting a small JSON request.
+//
+//	go test -run '^$' -bench BenchmarkFingerprint -benchmem ./server/
+func BenchmarkFingerprint(b *testing.B) {
+	for _, ct := range []string{"application/json", "text/plain"} {
+		b.Run(ct, func(b *testing.B) {
+			req := httptest.NewRequest(http.MethodPost, "/charges", nil)
+			req.Header.Set("Content-Type", ct)
+			b.ReportAllocs()
+			for range b.N {
+				server.Fingerprint(req, benchPayload)
+			}
+		})
+	}
+}

@@ -166,8 +166,9 @@ func (c *canonicalizer) array() bool {
 	}
 }
 
-// object writes each member ("name":value, canonical) into out, then sorts
-// the members by their canonical bytes and rewrites them comma-separated.
+// object writes each member ("name":value, canonical) into out, comma
+// separated. If the members are not already in order, it sorts them by
+// their canonical bytes and rewrites them.
 func (c *canonicalizer) object() bool {
 	c.pos++
 	c.out = append(c.out, '{')
@@ -178,10 +179,14 @@ func (c *canonicalizer) object() bool {
 		c.depth--
 		return true
 	}
+	sorted := true
 	for {
 		c.space()
 		if c.pos >= len(c.src) || c.src[c.pos] != '"' {
 			return false
+		}
+		if len(c.members) > base {
+			c.out = append(c.out, ',')
 		}
 		from := len(c.out)
 		if !c.string() {
@@ -196,7 +201,12 @@ func (c *canonicalizer) object() bool {
 		if !c.value() {
 			return false
 		}
-		c.members = append(c.members, span{from, len(c.out)})
+		m := span{from, len(c.out)}
+		if len(c.members) > base {
+			prev := c.members[len(c.members)-1]
+			sorted = sorted && bytes.Compare(c.out[prev.from:prev.to], c.out[m.from:m.to]) <= 0
+		}
+		c.members = append(c.members, m)
 		c.space()
 		if c.accept('}') {
 			break
@@ -205,7 +215,17 @@ func (c *canonicalizer) object() bool {
 			return false
 		}
 	}
-	members := c.members[base:]
+	if !sorted {
+		c.sortMembers(start, c.members[base:])
+	}
+	c.out = append(c.out, '}')
+	c.members = c.members[:base]
+	c.depth--
+	return true
+}
+
+// sortMembers rewrites out[start:] with members in order.
+func (c *canonicalizer) sortMembers(start int, members []span) {
 	out := c.out
 	slices.SortFunc(members, func(a, b span) int {
 		return bytes.Compare(out[a.from:a.to], out[b.from:b.to])
@@ -218,19 +238,24 @@ func (c *canonicalizer) object() bool {
 		}
 		c.out = append(c.out, c.scratch[m.from-start:m.to-start]...)
 	}
-	c.out = append(c.out, '}')
-	c.members = c.members[:base]
-	c.depth--
-	return true
 }
 
 // string decodes a JSON string and writes it in its canonical spelling.
+// Runs of characters that need no escaping are copied as they are.
 func (c *canonicalizer) string() bool {
 	c.pos++
 	c.out = append(c.out, '"')
 	for c.pos < len(c.src) {
-		ch := c.src[c.pos]
-		switch {
+		run := c.pos
+		for run < len(c.src) && plain(c.src[run]) {
+			run++
+		}
+		c.out = append(c.out, c.src[c.pos:run]...)
+		c.pos = run
+		if c.pos == len(c.src) {
+			break
+		}
+		switch ch := c.src[c.pos]; {
 		case ch == '"':
 			c.pos++
 			c.out = append(c.out, '"')
@@ -241,9 +266,6 @@ func (c *canonicalizer) string() bool {
 			}
 		case ch < 0x20:
 			return false
-		case ch < utf8.RuneSelf:
-			c.pos++
-			c.writeRune(rune(ch))
 		default:
 			r, n := utf8.DecodeRune(c.src[c.pos:])
 			if r == utf8.RuneError && n == 1 {
@@ -255,6 +277,11 @@ func (c *canonicalizer) string() bool {
 	}
 	return false
 }
+
+// plain reports whether an ASCII byte inside a string is written as it
+// is: not a quote, a backslash, a control character or part of a
+// multi-byte character.
+func plain(ch byte) bool { return ch >= 0x20 && ch < utf8.RuneSelf && ch != '"' && ch != '\\' }
 
 func (c *canonicalizer) escape() bool {
 	if c.pos+1 >= len(c.src) {
