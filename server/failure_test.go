@@ -61,7 +61,7 @@ func TestStoreFailures(t *testing.T) {
 		{"complete fails: the work happened, its answer is sent", func(s *brokenStore) { s.complete.Store(true) }, nil,
 			http.StatusCreated, "", 1, "outcome not recorded"},
 		{"release fails: the handler's answer is sent", func(s *brokenStore) { s.release.Store(true) }, status(500),
-			http.StatusInternalServerError, "", 1, "outcome not recorded"},
+			http.StatusInternalServerError, "", 1, "release failed"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -10,8 +10,9 @@ import (
 
 // attempt is one run of the work under a claimed key. It begins the
 // store's unit of work when the store is a [Transactor], renews the lease
-// every renewEvery while the work runs (one timer, no goroutine of its
-// own), and ends with exactly one of complete or release.
+// every renewEvery while the work runs, and ends with exactly one of
+// complete or release. Renewal is scheduled by a shared [renewer] (the
+// middleware's) or, without one, by a timer of the attempt's own.
 type attempt struct {
 	store      Store
 	work       Work // nil unless the store is a Transactor
@@ -23,8 +24,12 @@ type attempt struct {
 	detached   detached // the parent's values, never cancelled
 	cancel     context.CancelCauseFunc
 
+	renewer    *renewer    // nil: timer schedules renewal
+	prev, next *attempt    // the renewer's list, guarded by renewer.mu
+	since      uint64      // the renewer's tick at the last renewal, likewise
+	timer      *time.Timer // without a renewer
+
 	mu    sync.Mutex
-	timer *time.Timer
 	ended bool
 	lost  bool
 }
@@ -35,8 +40,8 @@ type attempt struct {
 // key taken over. If the store's BeginWork fails, start releases the key
 // and returns the error. a is zero before start; callers embed it to save
 // allocations.
-func (a *attempt) start(parent context.Context, store Store, k Key, token string, lease, renewEvery time.Duration, log *slog.Logger) (context.Context, error) {
-	a.store, a.key, a.token, a.lease, a.renewEvery, a.log = store, k, token, lease, renewEvery, log
+func (a *attempt) start(parent context.Context, store Store, k Key, token string, lease, renewEvery time.Duration, log *slog.Logger, rn *renewer) (context.Context, error) {
+	a.store, a.key, a.token, a.lease, a.renewEvery, a.log, a.renewer = store, k, token, lease, renewEvery, log, rn
 	a.detached.Context = parent
 	ctx, cancel := context.WithCancelCause(parent)
 	a.cancel = cancel
@@ -51,23 +56,33 @@ func (a *attempt) start(parent context.Context, store Store, k Key, token string
 		}
 		ctx, a.work = wctx, work
 	}
-	a.mu.Lock()
-	a.timer = time.AfterFunc(renewEvery, a.renew)
-	a.mu.Unlock()
+	if rn != nil {
+		rn.add(a)
+	} else {
+		a.mu.Lock()
+		a.timer = time.AfterFunc(renewEvery, a.renewAndReschedule)
+		a.mu.Unlock()
+	}
 	return ctx, nil
 }
 
-// renew runs on the lease timer. A lost lease cancels the work; any other
-// failure is logged and tried again at the next tick, while the lease may
-// still be valid.
-func (a *attempt) renew() {
+// renew renews the lease once. A lost lease cancels the work; any other
+// failure is logged, and the next renewal tries again while the lease may
+// still be valid. It reports whether renewal should go on.
+func (a *attempt) renew() bool {
+	a.mu.Lock()
+	over := a.ended || a.lost
+	a.mu.Unlock()
+	if over {
+		return false
+	}
 	ctx, cancel := context.WithTimeout(&a.detached, a.renewEvery)
 	err := a.store.Renew(ctx, a.key, a.token, a.lease)
 	cancel()
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.ended {
-		return
+		return false
 	}
 	if errors.Is(err, ErrLeaseLost) {
 		a.lost = true
@@ -75,20 +90,36 @@ func (a *attempt) renew() {
 		if a.log != nil {
 			a.log.Warn("idem: lease lost while running", "scope", a.key.Scope, "key", a.key.Key)
 		}
-		return
+		return false
 	}
 	if err != nil && a.log != nil {
 		a.log.Warn("idem: lease renewal failed", "scope", a.key.Scope, "key", a.key.Key, "err", err)
 	}
-	a.timer.Reset(a.renewEvery)
+	return true
+}
+
+// renewAndReschedule runs on the attempt's own timer.
+func (a *attempt) renewAndReschedule() {
+	if a.renew() {
+		a.mu.Lock()
+		if !a.ended {
+			a.timer.Reset(a.renewEvery)
+		}
+		a.mu.Unlock()
+	}
 }
 
 // stop ends renewal and reports whether the lease was found lost.
 func (a *attempt) stop() bool {
+	if a.renewer != nil {
+		a.renewer.remove(a)
+	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.ended = true
-	a.timer.Stop()
+	if a.timer != nil {
+		a.timer.Stop()
+	}
 	return a.lost
 }
 

@@ -56,8 +56,9 @@ func Middleware(store Store, opts Options) func(http.Handler) http.Handler {
 	if cfg.wait > 0 {
 		local = newFlights()
 	}
+	rn := newRenewer(cfg.renewEvery)
 	return func(next http.Handler) http.Handler {
-		return &handler{cfg: cfg, store: store, next: next, flights: local}
+		return &handler{cfg: cfg, store: store, next: next, flights: local, renewer: rn}
 	}
 }
 
@@ -66,6 +67,7 @@ type handler struct {
 	store   Store
 	next    http.Handler
 	flights *flights // nil unless Options.Wait > 0
+	renewer *renewer
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -178,7 +180,7 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, k Key, token strin
 	}
 	ex := new(exchange)
 	a, rec := &ex.attempt, &ex.rec
-	ctx, err := a.start(r.Context(), h.store, k, token, h.cfg.lease, h.cfg.renewEvery, h.cfg.log)
+	ctx, err := a.start(r.Context(), h.store, k, token, h.cfg.lease, h.cfg.renewEvery, h.cfg.log, h.renewer)
 	if err != nil {
 		h.storeFailed(w, r, k, "begin work", err)
 		return
@@ -223,7 +225,11 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, k Key, token strin
 		// client gets the handler's answer: a 503 would invite a retry
 		// that runs the work again once the lease lapses.
 		if h.cfg.log != nil {
-			h.cfg.log.Error("idem: outcome not recorded", "scope", k.Scope, "key", k.Key, "status", resp.Status, "err", err)
+			msg := "idem: outcome not recorded"
+			if !h.cfg.storable(resp.Status) {
+				msg = "idem: release failed"
+			}
+			h.cfg.log.Error(msg, "scope", k.Scope, "key", k.Key, "status", resp.Status, "err", err)
 		}
 		send(w, resp)
 	}

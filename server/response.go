@@ -83,25 +83,18 @@ func replay(w http.ResponseWriter, resp Response) {
 	send(w, resp)
 }
 
-// unstoredHeaders are the fields never recorded: hop-by-hop fields (RFC
-// 9110, section 7.6.1), fields that belong to one response only (Date,
-// Set-Cookie: a replay must not hand one client's cookie, or a session, to
-// a retry) and fields the replay sets itself (Content-Length,
-// Idempotent-Replayed). Fields named in Connection and trailer fields are
-// dropped too.
-var unstoredHeaders = []string{
-	"Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate",
-	"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
-	"Date", "Set-Cookie", "Content-Length", ReplayedHeader,
-}
-
-// storedHeader returns the fields of h that are recorded and replayed. It
-// returns h itself when nothing is dropped. Values are capped so appending
-// to a replayed field copies it.
+// storedHeader returns the fields of h that are recorded and replayed:
+// all but hop-by-hop fields (RFC 9110, section 7.6.1) and the fields named
+// in Connection; fields that belong to one response only (Date, and
+// Set-Cookie: a replay must not hand one client's cookie, or session, to
+// a retry); the fields the replay sets itself (Content-Length,
+// Idempotent-Replayed); and trailers. It returns h itself when nothing is
+// dropped. Values are capped so appending to a replayed field copies it.
 func storedHeader(h http.Header) http.Header {
+	conn := h["Connection"]
 	keep := true
 	for name := range h {
-		if unstored(name, h) {
+		if unstored(name, conn) {
 			keep = false
 			break
 		}
@@ -114,24 +107,26 @@ func storedHeader(h http.Header) http.Header {
 	}
 	out := make(http.Header, len(h))
 	for name, vals := range h {
-		if !unstored(name, h) {
+		if !unstored(name, conn) {
 			out[name] = vals[:len(vals):len(vals)]
 		}
 	}
 	return out
 }
 
-// unstored reports whether the field name of h is not recorded.
-func unstored(name string, h http.Header) bool {
+// unstored reports whether the field name is left out of a recording;
+// conn is the response's Connection field.
+func unstored(name string, conn []string) bool {
 	if strings.HasPrefix(name, http.TrailerPrefix) {
 		return true
 	}
-	for _, u := range unstoredHeaders {
-		if strings.EqualFold(name, u) {
-			return true
-		}
+	switch http.CanonicalHeaderKey(name) {
+	case "Connection", "Keep-Alive", "Proxy-Connection", "Proxy-Authenticate",
+		"Proxy-Authorization", "Te", "Trailer", "Transfer-Encoding", "Upgrade",
+		"Date", "Set-Cookie", "Content-Length", ReplayedHeader:
+		return true
 	}
-	for _, line := range h["Connection"] {
+	for _, line := range conn {
 		for tok := range strings.SplitSeq(line, ",") {
 			if strings.EqualFold(strings.TrimSpace(tok), name) {
 				return true

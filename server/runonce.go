@@ -81,7 +81,7 @@ func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(conte
 	}
 
 	a := new(attempt)
-	wctx, err := a.start(ctx, store, k, c.Token, lease, max(lease/3, time.Millisecond), opts.Logger)
+	wctx, err := a.start(ctx, store, k, c.Token, lease, max(lease/3, time.Millisecond), opts.Logger, nil)
 	if err != nil {
 		return nil, false, fmt.Errorf("idem/server: begin work: %w", err)
 	}
