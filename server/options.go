@@ -53,8 +53,9 @@ type Options struct {
 
 	// Lease is how long a running request holds its key before another
 	// request with the same key and fingerprint may take it over (because
-	// the first one's process died). It is renewed every Lease/3 while the
-	// handler runs. Default 30 s.
+	// the first one's process died). While the handler runs the lease is
+	// renewed about every Lease/3 (a request done within Lease/6 is never
+	// renewed: it costs nothing). Default 30 s.
 	Lease time.Duration
 
 	// Retention is how long an outcome is kept for replay after it is

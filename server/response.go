@@ -89,7 +89,8 @@ func replay(w http.ResponseWriter, resp Response) {
 // Set-Cookie: a replay must not hand one client's cookie, or session, to
 // a retry); the fields the replay sets itself (Content-Length,
 // Idempotent-Replayed); and trailers. It returns h itself when nothing is
-// dropped. Values are capped so appending to a replayed field copies it.
+// dropped. Stored values are shared and read-only: send and replay cap
+// them, so a writer that appends to a replayed field copies it first.
 func storedHeader(h http.Header) http.Header {
 	conn := h["Connection"]
 	keep := true
@@ -100,15 +101,12 @@ func storedHeader(h http.Header) http.Header {
 		}
 	}
 	if keep {
-		for name, vals := range h {
-			h[name] = vals[:len(vals):len(vals)]
-		}
 		return h
 	}
 	out := make(http.Header, len(h))
 	for name, vals := range h {
 		if !unstored(name, conn) {
-			out[name] = vals[:len(vals):len(vals)]
+			out[name] = vals
 		}
 	}
 	return out
