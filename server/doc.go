@@ -59,8 +59,9 @@
 // # Claims and leases
 //
 // The first request claims (scope, key) in the [Store] with a lease
-// (Options.Lease, default 30 s), which is renewed every third of a lease
-// while the handler runs. Recording the outcome is fenced by the lease's
+// (Options.Lease, default 30 s), which is renewed about every third of a
+// lease while the handler runs, by one goroutine per middleware (a request
+// that ends within a sixth of a lease is never renewed and costs nothing). Recording the outcome is fenced by the lease's
 // token: if the handler's process stalls past its lease and a retry takes
 // the key over, the stale outcome is refused ([ErrLeaseLost]) and its
 // client is told to retry (409). A recorded outcome is kept for

@@ -1,0 +1,34 @@
+package memstore_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/idemhq/idem/server"
+	"github.com/idemhq/idem/server/memstore"
+)
+
+func ExampleNew() {
+	store := memstore.New(memstore.Options{MaxKeys: 10_000})
+	ctx := context.Background()
+	k := server.Key{Scope: "acct_1", Key: "order-7"}
+
+	first, _ := store.Claim(ctx, k, "fingerprint", 30*time.Second)
+	fmt.Println("first acquired:", first.Acquired)
+
+	again, _ := store.Claim(ctx, k, "fingerprint", 30*time.Second)
+	fmt.Println("repeat acquired:", again.Acquired, "completed:", again.Record.Completed)
+
+	resp := server.Response{Status: http.StatusCreated, Body: []byte(`{"order":7}`)}
+	if err := store.Complete(ctx, k, first.Token, resp, 24*time.Hour); err != nil {
+		fmt.Println(err)
+	}
+	again, _ = store.Claim(ctx, k, "fingerprint", 30*time.Second)
+	fmt.Println("replay:", again.Record.Response.Status, string(again.Record.Response.Body))
+	// Output:
+	// first acquired: true
+	// repeat acquired: false completed: false
+	// replay: 201 {"order":7}
+}
