@@ -30,12 +30,15 @@ type Record struct {
 	// Completed is true once an outcome is stored; Response holds it.
 	Completed bool
 	// LeaseExpires is when the running worker's lease lapses (zero once
-	// completed). A retry after this moment may take the key over.
+	// completed). After it, a retry with the same fingerprint may take the
+	// key over; one with another fingerprint never does.
 	LeaseExpires time.Time
 	// Response is the stored outcome when Completed.
 	Response Response
-	// ExpiresAt is when the store may forget the record. For a running
-	// record it is the lease expiry.
+	// ExpiresAt is when a completed record's retention ends: after it the
+	// key may be claimed afresh by any request. For a running record it is
+	// the lease expiry; a store may forget such a record some time after
+	// its lease lapsed (memstore keeps it for Options.Abandon).
 	ExpiresAt time.Time
 }
 
@@ -60,11 +63,12 @@ type Claim struct {
 type Store interface {
 	// Claim atomically claims k for a request with the given fingerprint.
 	//
-	// If k is unknown, or its record has passed its ExpiresAt, or it is
-	// running under a lapsed lease with the same fingerprint, the caller
-	// acquires it under a fresh token with a lease of the given length.
-	// Otherwise Claim reports the existing record and changes nothing; in
-	// particular a record whose fingerprint differs is never taken over.
+	// If k is unknown, or its completed record has passed its ExpiresAt, or
+	// it is running under a lapsed lease with the same fingerprint, the
+	// caller acquires it under a fresh token with a lease of the given
+	// length. Otherwise Claim reports the existing record and changes
+	// nothing; in particular a running record whose fingerprint differs is
+	// never taken over, lapsed lease or not.
 	Claim(ctx context.Context, k Key, fingerprint string, lease time.Duration) (Claim, error)
 
 	// Renew extends the lease held under token to lease from now. It returns
