@@ -64,12 +64,15 @@ func cases() []testCase {
 		}},
 		{"LapsedLeaseTakenOver", testTakeover},
 		{"RenewExtendsLease", func(t *testing.T, f fixture) {
+			// Margins of a few hundred milliseconds on each side, so a
+			// loaded machine (-race, parallel subtests) cannot flip it.
 			k := f.key()
+			lease := 3 * shortLease
 			start := time.Now()
-			token := f.acquire(k, "fp", shortLease)
-			require.NoError(t, f.s.Renew(context.Background(), k, token, 4*shortLease))
-			time.Sleep(time.Until(start.Add(2 * shortLease)))
-			requireRunning(t, f.claim(k, "fp", shortLease), "fp")
+			token := f.acquire(k, "fp", lease)
+			require.NoError(t, f.s.Renew(context.Background(), k, token, 4*lease))
+			time.Sleep(time.Until(start.Add(2 * lease)))
+			requireRunning(t, f.claim(k, "fp", lease), "fp")
 			c := f.eventuallyAcquired(k, "fp", longLease)
 			assert.True(t, c.TakenOver, "TakenOver after the renewed lease lapsed")
 		}},
