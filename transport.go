@@ -6,6 +6,7 @@ import (
 	"crypto/x509"
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"net"
 	"net/http"
@@ -213,19 +214,14 @@ func (cl *call) finish(resp *http.Response, err error) (*Response, error) {
 	if c.journal != nil {
 		c.record(op, cl, replayed)
 	}
-	if cl.status == http.StatusUnprocessableEntity {
-		e := op.error(ErrKeyReused, cl.attempts)
-		e.StatusCode, e.Header, e.Body = cl.status, cl.header, c.errorBody(cl.body)
-		return nil, e
-	}
-	return &Response{
+	return c.answer(op, &Response{
 		StatusCode: cl.status,
 		Header:     cl.header,
 		Body:       cl.body,
 		Key:        op.Key,
 		Attempts:   cl.attempts,
 		Replayed:   replayed,
-	}, nil
+	})
 }
 
 // record writes the final answer to the journal. The write is lazy: if it
@@ -271,4 +267,53 @@ func retryableError(err error) bool {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}
+
+// withAttemptTimeout bounds each attempt's wait for its response headers.
+// An *http.Transport is cloned with ResponseHeaderTimeout set, which costs
+// nothing per request; any other RoundTripper gets a per-attempt context.
+// Neither exposes CloseIdleConnections, so retryablehttp, which calls it
+// when it gives up, cannot empty the connection pool.
+func withAttemptTimeout(rt http.RoundTripper, d time.Duration) http.RoundTripper {
+	if t, ok := rt.(*http.Transport); ok {
+		t = t.Clone()
+		if t.ResponseHeaderTimeout == 0 || t.ResponseHeaderTimeout > d {
+			t.ResponseHeaderTimeout = d
+		}
+		return roundTripOnly{t}
+	}
+	return attemptTransport{rt, d}
+}
+
+type roundTripOnly struct{ rt http.RoundTripper }
+
+func (t roundTripOnly) RoundTrip(r *http.Request) (*http.Response, error) { return t.rt.RoundTrip(r) }
+
+// attemptTransport bounds each attempt with its own deadline, which ends
+// when the response body is closed.
+type attemptTransport struct {
+	rt      http.RoundTripper
+	timeout time.Duration
+}
+
+func (t attemptTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	ctx, cancel := context.WithTimeout(r.Context(), t.timeout)
+	resp, err := t.rt.RoundTrip(r.WithContext(ctx))
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	resp.Body = cancelOnClose{resp.Body, cancel}
+	return resp, nil
+}
+
+type cancelOnClose struct {
+	io.ReadCloser
+	cancel context.CancelFunc
+}
+
+func (b cancelOnClose) Close() error {
+	err := b.ReadCloser.Close()
+	b.cancel()
+	return err
 }

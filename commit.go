@@ -1,0 +1,147 @@
+package idem
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// commitReq is one write waiting for the committer.
+type commitReq struct {
+	apply func(*bolt.Tx) error
+	lazy  *Operation // for a lazy write: the overlay entry to drop once committed
+	done  chan error // nil for a lazy write
+}
+
+// submit queues a write. A durable one waits until it is on disk.
+func (j *Journal) submit(durable bool, lazy *Operation, apply func(*bolt.Tx) error) error {
+	r := &commitReq{apply: apply, lazy: lazy}
+	if durable {
+		r.done = make(chan error, 1)
+	}
+	j.mu.RLock()
+	if j.closed {
+		j.mu.RUnlock()
+		return ErrJournalClosed
+	}
+	if lazy != nil {
+		j.lazyMu.Lock()
+		j.lazy[lazy.Key] = lazy
+		j.lazyMu.Unlock()
+	}
+	j.reqs <- r
+	j.mu.RUnlock()
+	if !durable {
+		return nil
+	}
+	return <-r.done
+}
+
+// run is the committer: it takes every queued write and commits them in
+// one bbolt transaction, one fsync for all. Lazy writes alone wait up to
+// lazyFlushDelay for a durable one to share a commit with.
+func (j *Journal) run() {
+	defer close(j.done)
+	var (
+		batch   []*commitReq
+		timer   *time.Timer
+		closing bool
+	)
+	for !closing {
+		if len(batch) == 0 {
+			r, ok := <-j.reqs
+			if !ok {
+				return
+			}
+			batch = append(batch, r)
+		}
+		batch, closing = j.drain(batch)
+		if !closing && !hasDurable(batch) {
+			if timer == nil {
+				timer = time.NewTimer(lazyFlushDelay)
+			} else {
+				timer.Reset(lazyFlushDelay)
+			}
+			select {
+			case r, ok := <-j.reqs:
+				timer.Stop()
+				if !ok {
+					closing = true
+				} else {
+					batch = append(batch, r)
+					continue
+				}
+			case <-timer.C:
+			}
+		}
+		j.commit(batch)
+		clear(batch)
+		batch = batch[:0]
+	}
+}
+
+func (j *Journal) drain(batch []*commitReq) ([]*commitReq, bool) {
+	for {
+		select {
+		case r, ok := <-j.reqs:
+			if !ok {
+				return batch, true
+			}
+			batch = append(batch, r)
+		default:
+			return batch, false
+		}
+	}
+}
+
+func hasDurable(batch []*commitReq) bool {
+	for _, r := range batch {
+		if r.done != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// commit writes a batch in one transaction. If it fails, each write is
+// tried alone, so one bad write cannot fail its neighbours.
+func (j *Journal) commit(batch []*commitReq) {
+	j.commits.Add(1)
+	err := j.db.Update(func(tx *bolt.Tx) error {
+		for _, r := range batch {
+			if err := r.apply(tx); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err == nil || len(batch) == 1 {
+		for _, r := range batch {
+			j.settle(r, err)
+		}
+		return
+	}
+	for _, r := range batch {
+		j.settle(r, j.db.Update(r.apply))
+	}
+}
+
+func (j *Journal) settle(r *commitReq, err error) {
+	if err != nil && !errors.Is(err, ErrJournalCorrupt) {
+		err = fmt.Errorf("idem: journal %s: write failed: %v", j.path, err)
+	}
+	if r.done != nil {
+		r.done <- err
+		return
+	}
+	j.lazyMu.Lock()
+	if j.lazy[r.lazy.Key] == r.lazy {
+		delete(j.lazy, r.lazy.Key)
+	}
+	if err != nil && j.err == nil {
+		j.err = err
+	}
+	j.lazyMu.Unlock()
+}
