@@ -155,17 +155,27 @@ func harness(o options) (bool, error) {
 				restarted <- restartPostgres()
 			}()
 		}
-		select {
-		case err := <-done:
-			if err != nil {
-				return false, fmt.Errorf("client exited early: %v", err)
+		// Kill it once it has sent a random number of further requests,
+		// so every kill lands mid-run, whatever the machine's speed.
+		target := proxy.By(client) + 1 + int64(rng.IntN(max(1, o.ops/(o.kills+1))))
+		for over := false; !over; {
+			select {
+			case err := <-done:
+				if err != nil {
+					return false, fmt.Errorf("client exited early: %v", err)
+				}
+				fmt.Printf("chaos: client %d finished before its kill\n", i+1)
+				over = true
+				continue
+			case <-time.After(time.Millisecond):
 			}
-			fmt.Printf("chaos: client %d finished before its kill\n", i+1)
-		case <-time.After(time.Duration(100+rng.IntN(700)) * time.Millisecond):
-			cmd.Process.Signal(syscall.SIGKILL)
-			<-done
-			kills++
-			fmt.Printf("chaos: killed client %d after %d requests so far\n", i+1, proxy.By(client))
+			if proxy.By(client) >= target {
+				cmd.Process.Signal(syscall.SIGKILL)
+				<-done
+				kills++
+				over = true
+				fmt.Printf("chaos: killed client %d after %d requests so far\n", i+1, proxy.By(client))
+			}
 		}
 	}
 	if restarted != nil {
