@@ -1,6 +1,7 @@
 package idem
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -231,6 +232,7 @@ func (c *Client) record(op *Operation, cl *call, replayed bool) {
 	if len(body) > c.opts.MaxJournalBody {
 		body, truncated = body[:c.opts.MaxJournalBody], true
 	}
+	body = bytes.Clone(body) // the caller owns cl.body and may change it
 	h := cl.header.Clone()
 	delete(h, "Set-Cookie")
 	op.State = Failed
