@@ -176,7 +176,7 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, k Key, token strin
 	var fl *flight
 	if h.flights != nil {
 		fl = h.flights.start(k)
-		defer h.flights.finish(k, fl)
+		defer h.flights.finish(k, fl, nil)
 	}
 	ex := new(exchange)
 	a, rec := &ex.attempt, &ex.rec
@@ -200,13 +200,17 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, k Key, token strin
 	returned = true
 
 	resp := rec.response()
+	var stored *Response
 	if !h.cfg.storable(resp.Status) {
 		err = a.release()
 	} else {
-		err = a.complete(Response{Status: resp.Status, Header: storedHeader(resp.Header), Body: resp.Body}, h.cfg.retention)
+		stored = &Response{Status: resp.Status, Header: storedHeader(resp.Header), Body: resp.Body}
+		if err = a.complete(*stored, h.cfg.retention); err != nil {
+			stored = nil
+		}
 	}
 	if fl != nil {
-		h.flights.finish(k, fl)
+		h.flights.finish(k, fl, stored)
 	}
 	switch {
 	case err == nil:

@@ -16,18 +16,21 @@ const (
 )
 
 // flights tracks the keys whose first request runs in this process, so
-// repeats waiting for it wake as soon as it finishes and read the store
-// once, instead of polling it. It is safe for concurrent use.
+// repeats waiting for it wake as soon as it finishes, and take its recorded
+// outcome from memory (or, if it was released, claim the key again) instead
+// of polling the store. It is safe for concurrent use.
 type flights struct {
 	mu sync.Mutex
 	m  map[Key]*flight
 }
 
 // flight is one local run of a key; done is closed when its outcome is
-// recorded or released.
+// recorded or released. outcome, written before done is closed, is the
+// recorded outcome, or nil if none was recorded.
 type flight struct {
-	done chan struct{}
-	over bool // guarded by flights.mu
+	done    chan struct{}
+	outcome *Response
+	over    bool // guarded by flights.mu
 }
 
 func newFlights() *flights { return &flights{m: make(map[Key]*flight)} }
@@ -42,33 +45,31 @@ func (f *flights) start(k Key) *flight {
 	return fl
 }
 
-// finish unregisters fl and wakes its waiters. Calling it again does
-// nothing.
-func (f *flights) finish(k Key, fl *flight) {
+// finish unregisters fl and wakes its waiters, handing them outcome if it
+// was recorded (nil otherwise). Calling it again does nothing.
+func (f *flights) finish(k Key, fl *flight, outcome *Response) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if fl.over {
 		return
 	}
 	fl.over = true
+	fl.outcome = outcome
 	if f.m[k] == fl {
 		delete(f.m, k)
 	}
 	close(fl.done)
 }
 
-// lookup returns the channel closed when the local run of k ends, or nil
-// if k is not running in this process. A nil f has no runs.
-func (f *flights) lookup(k Key) <-chan struct{} {
+// lookup returns the local run of k, or nil if k is not running in this
+// process. A nil f has no runs.
+func (f *flights) lookup(k Key) *flight {
 	if f == nil {
 		return nil
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if fl := f.m[k]; fl != nil {
-		return fl.done
-	}
-	return nil
+	return f.m[k]
 }
 
 // await waits up to wait for the running record of k, claimed with
@@ -76,7 +77,8 @@ func (f *flights) lookup(k Key) <-chan struct{} {
 // that acquired k (its outcome was released), found it completed or found
 // another fingerprint, or, once wait is over, the last claim, which may
 // still be running. It wakes on local's flight for k when there is one,
-// and otherwise polls the store with capped, jittered backoff. It returns
+// and replays that flight's recorded outcome without reading the store;
+// otherwise it polls the store with capped, jittered backoff. It returns
 // ctx's error if ctx ends first.
 func await(ctx context.Context, store Store, k Key, fp string, lease, wait time.Duration, local *flights) (Claim, error) {
 	deadline := time.NewTimer(wait)
@@ -87,9 +89,12 @@ func await(ctx context.Context, store Store, k Key, fp string, lease, wait time.
 	backoff := pollMin
 	for {
 		over := false
-		wake := local.lookup(k)
+		fl := local.lookup(k)
+		var wake <-chan struct{}
 		var tick <-chan time.Time
-		if wake == nil {
+		if fl != nil {
+			wake = fl.done
+		} else {
 			d := backoff/2 + rand.N(backoff/2+1)
 			backoff = min(2*backoff, pollMax)
 			poll.Reset(d)
@@ -101,6 +106,11 @@ func await(ctx context.Context, store Store, k Key, fp string, lease, wait time.
 		case <-deadline.C:
 			over = true
 		case <-wake:
+			// Only a run that claimed k with fingerprint fp can be
+			// awaited, so its outcome is this request's to replay.
+			if fl.outcome != nil {
+				return Claim{Record: Record{Fingerprint: fp, Completed: true, Response: *fl.outcome}}, nil
+			}
 		case <-tick:
 		}
 		c, err := store.Claim(ctx, k, fp, lease)
