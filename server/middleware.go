@@ -23,7 +23,10 @@ import (
 //   - claims the key with the request's [Fingerprint]. A store failure is
 //     answered 503 with Retry-After and logged; nothing runs;
 //   - on the first request, runs the handler with a buffering
-//     ResponseWriter, records the outcome, then answers it;
+//     ResponseWriter, records the outcome, then answers it. The whole
+//     response is held in memory and stored, so endpoints behind the
+//     middleware should answer with bounded bodies; Flush does nothing
+//     and the connection cannot be hijacked;
 //   - on a repeat with the same fingerprint, replays the recorded status,
 //     headers and body with "Idempotent-Replayed: true"; while the first
 //     still runs, answers 409 with Retry-After or waits (Options.Wait);
