@@ -111,3 +111,29 @@ func ExampleClient_NamedKey() {
 	fmt.Println(first == again)
 	// Output: true
 }
+
+// An SDK built on net/http gets keys and retries by taking idem's client.
+func ExampleClient_HTTPClient() {
+	var calls atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			w.WriteHeader(http.StatusBadGateway)
+			return
+		}
+		w.Header().Set("Idempotent-Replayed", "false")
+		w.WriteHeader(http.StatusCreated)
+		fmt.Fprintf(w, "key present: %t", r.Header.Get("Idempotency-Key") != "")
+	}))
+	defer srv.Close()
+
+	client, _ := idem.New(idem.Options{})
+	var sdk *http.Client = client.HTTPClient() // hand this to the SDK
+	resp, err := sdk.Post(srv.URL+"/charges", "application/json", strings.NewReader(`{"amount":1000}`))
+	if err != nil {
+		panic(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	fmt.Println(resp.StatusCode, string(body), "after", calls.Load(), "attempts")
+	// Output: 201 key present: true after 2 attempts
+}
