@@ -120,7 +120,6 @@ func ExampleClient_HTTPClient() {
 			w.WriteHeader(http.StatusBadGateway)
 			return
 		}
-		w.Header().Set("Idempotent-Replayed", "false")
 		w.WriteHeader(http.StatusCreated)
 		fmt.Fprintf(w, "key present: %t", r.Header.Get("Idempotency-Key") != "")
 	}))
