@@ -6,15 +6,16 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash"
-	"strings"
 
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
+
+	"github.com/idemhq/idem/internal/key"
 )
 
 // MaxKeyLen is the longest idempotency key idem sends or accepts, in bytes.
 // It matches Stripe's limit and the IETF draft's advice.
-const MaxKeyLen = 255
+const MaxKeyLen = key.MaxLen
 
 // KeyFormat selects how [Client] mints keys for requests that carry none.
 type KeyFormat int
@@ -103,17 +104,9 @@ func deriveKey(h hash.Hash, namespace string, parts []string) string {
 // ValidateKey reports whether key can be sent as an idempotency key: 1 to
 // [MaxKeyLen] printable ASCII characters (0x20 to 0x7E). The error wraps
 // [ErrInvalidKey].
-func ValidateKey(key string) error {
-	switch {
-	case key == "":
-		return fmt.Errorf("%w: empty", ErrInvalidKey)
-	case len(key) > MaxKeyLen:
-		return fmt.Errorf("%w: %d bytes, more than %d", ErrInvalidKey, len(key), MaxKeyLen)
-	}
-	for i := 0; i < len(key); i++ {
-		if c := key[i]; c < 0x20 || c > 0x7e {
-			return fmt.Errorf("%w: byte %#02x at offset %d is not printable ASCII", ErrInvalidKey, c, i)
-		}
+func ValidateKey(k string) error {
+	if p := key.Validate(k); p != key.OK {
+		return fmt.Errorf("%w: %s", ErrInvalidKey, p)
 	}
 	return nil
 }
@@ -121,63 +114,13 @@ func ValidateKey(key string) error {
 // ParseKey reads an idempotency key header value in either form a server
 // may see: bare (abc, as Stripe's clients send it) or a quoted Structured
 // Field string ("abc", the IETF draft's syntax, where \" and \\ escape a
-// quote and a backslash). Both forms of one key give the same result, which
-// is then validated by [ValidateKey].
+// quote and a backslash). Both forms of one key give the same result. The
+// rules are those of the idem server's ParseKey. Errors wrap
+// [ErrInvalidKey].
 func ParseKey(v string) (string, error) {
-	if len(v) > 0 && v[0] == '"' {
-		s, err := unquoteSF(v)
-		if err != nil {
-			return "", err
-		}
-		v = s
+	k, p := key.Parse(v)
+	if p != key.OK {
+		return "", fmt.Errorf("%w: %s", ErrInvalidKey, p)
 	}
-	if err := ValidateKey(v); err != nil {
-		return "", err
-	}
-	return v, nil
-}
-
-func unquoteSF(v string) (string, error) {
-	if len(v) < 2 || v[len(v)-1] != '"' {
-		return "", fmt.Errorf("%w: unterminated quoted string", ErrInvalidKey)
-	}
-	in := v[1 : len(v)-1]
-	if !strings.ContainsAny(in, `\"`) {
-		return in, nil
-	}
-	var b strings.Builder
-	b.Grow(len(in))
-	for i := 0; i < len(in); i++ {
-		switch c := in[i]; c {
-		case '"':
-			return "", fmt.Errorf("%w: unescaped quote at offset %d", ErrInvalidKey, i+1)
-		case '\\':
-			i++
-			if i == len(in) || (in[i] != '"' && in[i] != '\\') {
-				return "", fmt.Errorf("%w: bad escape at offset %d", ErrInvalidKey, i)
-			}
-			b.WriteByte(in[i])
-		default:
-			b.WriteByte(c)
-		}
-	}
-	return b.String(), nil
-}
-
-// quoteSF returns key as a Structured Field string. key must be valid.
-func quoteSF(key string) string {
-	if !strings.ContainsAny(key, `\"`) {
-		return `"` + key + `"`
-	}
-	var b strings.Builder
-	b.Grow(len(key) + 4)
-	b.WriteByte('"')
-	for i := 0; i < len(key); i++ {
-		if key[i] == '"' || key[i] == '\\' {
-			b.WriteByte('\\')
-		}
-		b.WriteByte(key[i])
-	}
-	b.WriteByte('"')
-	return b.String()
+	return k, nil
 }

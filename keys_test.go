@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/google/uuid"
+	"github.com/idemhq/idem/internal/key"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -109,7 +110,7 @@ func TestParseKey(t *testing.T) {
 			}
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, got)
-			again, err := ParseKey(quoteSF(got))
+			again, err := ParseKey(key.Quote(got))
 			require.NoError(t, err)
 			assert.Equal(t, got, again, "quoting round-trips")
 		})
@@ -128,7 +129,7 @@ func FuzzParseKey(f *testing.F) {
 		}
 		require.NoError(t, ValidateKey(k))
 		// Bare and quoted forms of a valid key are the same key.
-		q, err := ParseKey(quoteSF(k))
+		q, err := ParseKey(key.Quote(k))
 		require.NoError(t, err)
 		require.Equal(t, k, q)
 		if k[0] != '"' {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
+	"github.com/idemhq/idem/internal/key"
 )
 
 // call is the state of one operation's attempts. retryablehttp runs the
@@ -76,7 +77,7 @@ func (c *Client) send(ctx context.Context, op *Operation, header http.Header) (*
 	}
 	cl.keyHdr[0] = op.Key
 	if c.opts.QuoteKey {
-		cl.keyHdr[0] = quoteSF(op.Key)
+		cl.keyHdr[0] = key.Quote(op.Key)
 	}
 	h[c.opts.Header] = cl.keyHdr[:]
 	hreq := (&http.Request{

@@ -2,24 +2,27 @@ package server
 
 import (
 	"errors"
-	"strings"
+
+	"github.com/idemhq/idem/internal/key"
 )
 
 // MaxKeyLength is the longest idempotency key ParseKey accepts, in bytes
 // (characters: keys are ASCII).
-const MaxKeyLength = 255
+const MaxKeyLength = key.MaxLen
 
 // ErrInvalidKey is the sentinel every error from [ParseKey] wraps. Test for
 // it with errors.Is; the wrapping error's text says what was wrong.
 var ErrInvalidKey = errors.New("idem/server: invalid idempotency key")
 
-var (
-	errKeyEmpty    = keyError("empty")
-	errKeyTooLong  = keyError("longer than 255 characters")
-	errKeyChar     = keyError("not printable ASCII")
-	errKeyQuoting  = keyError("malformed quoted string")
-	errKeyTrailing = keyError("text after the closing quote")
-)
+// keyErrors are ParseKey's errors, one per problem, made once so that a
+// rejected key costs no allocation.
+var keyErrors = [...]error{
+	key.Empty:        keyError(key.Empty.String()),
+	key.TooLong:      keyError(key.TooLong.String()),
+	key.NotPrintable: keyError(key.NotPrintable.String()),
+	key.BadQuoting:   keyError(key.BadQuoting.String()),
+	key.Trailing:     keyError(key.Trailing.String()),
+}
 
 // keyError is one reason ParseKey rejects a value. It wraps ErrInvalidKey.
 type keyError string
@@ -36,6 +39,7 @@ func (e keyError) Unwrap() error { return ErrInvalidKey }
 // with a double quote is always read as the quoted form. Either way the key
 // itself must be 1 to [MaxKeyLength] printable ASCII characters (0x20 to
 // 0x7E), so the bare and quoted forms of one key parse to the same string.
+// The idem client reads keys by the same rules.
 //
 // The value is used as net/http delivers it, without trimming: net/http has
 // already removed the surrounding whitespace of a field value.
@@ -43,71 +47,9 @@ func (e keyError) Unwrap() error { return ErrInvalidKey }
 // Every error wraps [ErrInvalidKey]. For a bare key ParseKey returns v
 // itself and does not allocate.
 func ParseKey(v string) (string, error) {
-	if strings.HasPrefix(v, `"`) {
-		return parseQuotedKey(v)
+	k, p := key.Parse(v)
+	if p != key.OK {
+		return "", keyErrors[p]
 	}
-	switch {
-	case v == "":
-		return "", errKeyEmpty
-	case len(v) > MaxKeyLength:
-		return "", errKeyTooLong
-	}
-	for i := 0; i < len(v); i++ {
-		if !printable(v[i]) {
-			return "", errKeyChar
-		}
-	}
-	return v, nil
+	return k, nil
 }
-
-// parseQuotedKey parses an sf-string (RFC 8941, section 4.2.5) that spans
-// all of v, which starts with a double quote.
-func parseQuotedKey(v string) (string, error) {
-	end := -1
-	escapes := 0
-	for i := 1; i < len(v); i++ {
-		c := v[i]
-		if c == '\\' {
-			i++
-			if i == len(v) || (v[i] != '"' && v[i] != '\\') {
-				return "", errKeyQuoting
-			}
-			escapes++
-			continue
-		}
-		if c == '"' {
-			end = i
-			break
-		}
-		if !printable(c) {
-			return "", errKeyChar
-		}
-	}
-	switch {
-	case end < 0:
-		return "", errKeyQuoting
-	case end != len(v)-1:
-		return "", errKeyTrailing
-	}
-	inner := v[1:end]
-	n := len(inner) - escapes
-	switch {
-	case n == 0:
-		return "", errKeyEmpty
-	case n > MaxKeyLength:
-		return "", errKeyTooLong
-	case escapes == 0:
-		return inner, nil
-	}
-	var b strings.Builder
-	b.Grow(n)
-	for i := 0; i < len(inner); i++ {
-		if inner[i] == '\\' {
-			i++
-		}
-		b.WriteByte(inner[i])
-	}
-	return b.String(), nil
-}
-
-func printable(c byte) bool { return c >= 0x20 && c <= 0x7e }

@@ -1,0 +1,44 @@
+package key
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+)
+
+func TestParse(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		in, want string
+		p        Problem
+	}{
+		{"abc", "abc", OK},
+		{`"abc"`, "abc", OK},
+		{`"a\"b\\c"`, `a"b\c`, OK},
+		{strings.Repeat("k", MaxLen), strings.Repeat("k", MaxLen), OK},
+		{`"` + strings.Repeat("k", MaxLen) + `"`, strings.Repeat("k", MaxLen), OK},
+		{"", "", Empty},
+		{`""`, "", Empty},
+		{strings.Repeat("k", MaxLen+1), "", TooLong},
+		{`"` + strings.Repeat(`\"`, MaxLen+1) + `"`, "", TooLong},
+		{"a\tb", "", NotPrintable},
+		{`"a` + "\x7f" + `"`, "", NotPrintable},
+		{`"abc`, "", BadQuoting},
+		{`"a\nb"`, "", BadQuoting},
+		{`"abc";x=1`, "", Trailing},
+	}
+	for _, tc := range cases {
+		got, p := Parse(tc.in)
+		assert.Equal(t, tc.p, p, "%q", tc.in)
+		if p == OK {
+			assert.Equal(t, tc.want, got, "%q", tc.in)
+			again, p := Parse(Quote(got))
+			assert.Equal(t, OK, p)
+			assert.Equal(t, got, again, "quoting round-trips")
+		} else {
+			assert.Empty(t, got)
+			assert.NotEqual(t, "unknown problem", p.String())
+		}
+	}
+}
