@@ -129,6 +129,10 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 		}
 	}
 	cl.err = err
+	if err == nil && (isReplayed(resp.Header) || !isRetryableStatus(resp.StatusCode)) {
+		cl.report(false) // a final answer, even if ctx ended meanwhile
+		return false, nil
+	}
 	if ctx.Err() != nil {
 		return cl.stop(ctx.Err())
 	}
@@ -139,9 +143,6 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 			return cl.stop(err)
 		}
 		timeout = isTimeout(err)
-	} else if isReplayed(resp.Header) || !isRetryableStatus(resp.StatusCode) {
-		cl.report(false)
-		return false, nil
 	}
 	if cl.attempts >= c.opts.MaxAttempts {
 		return cl.stop(ErrRetriesExhausted)
