@@ -16,23 +16,13 @@ import (
 
 func TestConcurrentClaimsOneWinner(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
 	s, _ := newTestStore(t, pgstore.Options{})
 	const n = 40
 	for round := range 5 {
 		k := server.Key{Scope: "tenant", Key: "race-" + string(rune('a'+round))}
-		var (
-			wg     sync.WaitGroup
-			claims [n]server.Claim
-			errs   [n]error
-		)
-		for i := range n {
-			wg.Go(func() { claims[i], errs[i] = s.Claim(ctx, k, "fp", lease) })
-		}
-		wg.Wait()
+		claims := claimAll(t, s, k, n)
 		won := 0
 		for i := range n {
-			require.NoError(t, errs[i])
 			if claims[i].Acquired {
 				won++
 			} else {
@@ -52,18 +42,9 @@ func TestConcurrentTakeoversOneWinner(t *testing.T) {
 	require.NoError(t, err)
 
 	const n = 20
-	var (
-		wg     sync.WaitGroup
-		claims [n]server.Claim
-		errs   [n]error
-	)
-	for i := range n {
-		wg.Go(func() { claims[i], errs[i] = s.Claim(ctx, k, "fp", lease) })
-	}
-	wg.Wait()
+	claims := claimAll(t, s, k, n)
 	won := 0
 	for i := range n {
-		require.NoError(t, errs[i])
 		if claims[i].Acquired {
 			require.True(t, claims[i].TakenOver)
 			won++
@@ -139,4 +120,21 @@ func waitForLockWait(t *testing.T, pool *pgxpool.Pool, table string) {
 		time.Sleep(5 * time.Millisecond)
 	}
 	t.Fatal("no session started waiting on the lock")
+}
+
+// claimAll claims k with fingerprint "fp" from n goroutines at once and
+// returns their claims, none of which may have failed.
+func claimAll(t *testing.T, s *pgstore.Store, k server.Key, n int) []server.Claim {
+	t.Helper()
+	var wg sync.WaitGroup
+	claims := make([]server.Claim, n)
+	errs := make([]error, n)
+	for i := range n {
+		wg.Go(func() { claims[i], errs[i] = s.Claim(context.Background(), k, "fp", lease) })
+	}
+	wg.Wait()
+	for _, err := range errs {
+		require.NoError(t, err)
+	}
+	return claims
 }
