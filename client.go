@@ -18,8 +18,10 @@ import (
 // doing twice: one idempotency key per operation, the same key and bytes on
 // every attempt, and, with a journal, across crashes of this process.
 //
-// A Client is safe for concurrent use by multiple goroutines. Calls with the
-// same key from one process run one at a time.
+// A Client is safe for concurrent use by multiple goroutines. With a
+// journal, calls with the same key run one at a time: the second waits and
+// is answered from the journal. Without one they run side by side, and the
+// server tells them apart (409 while the first runs, then a replay).
 type Client struct {
 	opts    Options
 	hc      *http.Client

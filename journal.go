@@ -48,8 +48,8 @@ func (o JournalOptions) withDefaults() JournalOptions {
 // Writes from concurrent operations share fsyncs (group commit): while one
 // commit is in progress the next ones queue, and go to disk together as soon
 // as it ends. There is no fixed batching delay. Final outcomes are written
-// lazily: they ride on the next commit, or are flushed within a few
-// milliseconds when there is none, since losing one in a crash costs only a
+// lazily: they ride on the next commit, or are flushed within 20 ms when
+// there is none, since losing one in a crash costs only a
 // resend that the server answers from its own record.
 //
 // A Journal is safe for concurrent use. Close it when done; Close flushes.
