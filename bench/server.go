@@ -376,7 +376,7 @@ func pileUp(cfg config, pool *pgxpool.Pool) {
 				r.first = append(r.first, firstDone)
 			}
 		}
-		t.add(st.name, ms(r.all.median()), ms(r.all.p99()), ms(r.first.median()), ms(r.alone.median()), takeover(ctx, svc, url, hc, st.cfg))
+		t.add(st.name, ms(r.all.median()), ms(r.all.p99()), ms(r.first.median()), ms(r.alone.median()), takeover(ctx, url, hc, st.cfg))
 		stop()
 	}
 	t.notes = append(t.notes, "Duplicates wait (Options.Wait) for the first request's outcome and replay it; duplicates in the same process wake as soon as it is stored.")
@@ -385,15 +385,12 @@ func pileUp(cfg config, pool *pgxpool.Pool) {
 
 // takeover plays a worker that claimed a key and died: a retry must get the
 // key once the 300 ms lease lapses. It reports how long that took.
-func takeover(ctx context.Context, svc *charges.Service, url string, hc *http.Client, cfg charges.Config) string {
-	_ = svc
-	var st server.Store
+func takeover(ctx context.Context, url string, hc *http.Client, cfg charges.Config) string {
 	if cfg.Pool == nil {
 		return "see server tests (memstore)"
 	}
-	ps, err := pgstore.New(cfg.Pool, pgstore.Options{Table: cfg.Table + "_keys", Transactional: true})
+	st, err := pgstore.New(cfg.Pool, pgstore.Options{Table: cfg.Table + "_keys", Transactional: true})
 	must(err)
-	st = ps
 	key := newKey()
 	req := httptest.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(chargeBody)))
 	req.Header.Set("Content-Type", "application/json")
