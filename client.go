@@ -121,7 +121,10 @@ func (c *Client) DoNamed(name string, req *http.Request) (*Response, error) {
 
 func (c *Client) doRequest(req *http.Request, name string) (*Response, error) {
 	body, err := c.readBody(req)
-	op := &Operation{Name: name, Method: req.Method, u: req.URL, host: req.Host}
+	op := &Operation{Name: name, Method: req.Method, u: req.URL}
+	if req.Host != req.URL.Host {
+		op.Host = req.Host // an override; http.NewRequest copies the URL's host
+	}
 	if op.Method == "" {
 		op.Method = http.MethodGet
 	}

@@ -52,6 +52,9 @@ type Operation struct {
 	Name   string
 	Method string
 	URL    string
+	// Host is the request's Host override, if it had one; empty means the
+	// URL's host.
+	Host string
 	// Header holds the request headers that are safe to store: never
 	// Authorization, Cookie, Proxy-Authorization, the idempotency key
 	// header itself, or a header listed in Options.SecretHeaders.
@@ -71,8 +74,7 @@ type Operation struct {
 	// Result is the final response, for Completed and Failed operations.
 	Result *Result
 
-	u    *url.URL // the live request's URL, until URL is needed
-	host string   // the live request's Host override
+	u *url.URL // the live request's URL, until URL is needed
 }
 
 // url returns the operation's URL as a string, formatting it on first use.
@@ -108,8 +110,9 @@ func fingerprint(method, url string, body []byte) [32]byte {
 }
 
 // recordVersion is the first byte of every encoded operation. A reader
-// refuses versions it does not know rather than guess.
-const recordVersion = 1
+// refuses versions it does not know rather than guess. Version 2 added
+// Host; version 1 records still decode, with no Host.
+const recordVersion = 2
 
 // encode appends op in the journal's binary format: a version byte, then
 // fields in a fixed order, strings and byte slices length-prefixed with
@@ -120,6 +123,7 @@ func (op *Operation) encode(b []byte) []byte {
 	b = appendString(b, op.Name)
 	b = appendString(b, op.Method)
 	b = appendString(b, op.URL)
+	b = appendString(b, op.Host)
 	b = appendHeader(b, op.Header)
 	b = appendBytes(b, op.Body)
 	b = append(b, op.Fingerprint[:]...)
@@ -180,7 +184,8 @@ var errRecord = errors.New("malformed record")
 // never allocates more than the input's size justifies.
 func decodeOperation(p []byte) (*Operation, error) {
 	d := decoder{p: p}
-	if v := d.byte(); v != recordVersion {
+	v := d.byte()
+	if v != 1 && v != recordVersion {
 		if d.err != nil {
 			return nil, d.err
 		}
@@ -191,6 +196,9 @@ func decodeOperation(p []byte) (*Operation, error) {
 	op.Name = d.string()
 	op.Method = d.string()
 	op.URL = d.string()
+	if v >= 2 {
+		op.Host = d.string()
+	}
 	op.Header = d.header()
 	op.Body = d.bytes()
 	copy(op.Fingerprint[:], d.take(32))

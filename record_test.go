@@ -41,6 +41,7 @@ func TestRecordRoundTrip(t *testing.T) {
 		"pending":   func(op *Operation) { op.State, op.Result = Pending, nil },
 		"no body":   func(op *Operation) { op.Body, op.Header = nil, nil },
 		"zero time": func(op *Operation) { op.UpdatedAt = time.Time{} },
+		"host":      func(op *Operation) { op.Host = "api.example.test" },
 		"no result header": func(op *Operation) {
 			op.Result.Header, op.Result.Body = nil, nil
 		},
@@ -65,7 +66,7 @@ func TestRecordDecodeRefusesDamage(t *testing.T) {
 	enc := sampleOperation().encode(nil)
 	cases := map[string][]byte{
 		"empty":          nil,
-		"future version": append([]byte{2}, enc[1:]...),
+		"future version": append([]byte{recordVersion + 1}, enc[1:]...),
 		"bad state":      append([]byte{1, 9}, enc[2:]...),
 		"truncated":      enc[:len(enc)-3],
 		"trailing bytes": append(append([]byte(nil), enc...), 0),
@@ -78,6 +79,24 @@ func TestRecordDecodeRefusesDamage(t *testing.T) {
 			require.Error(t, err)
 		})
 	}
+}
+
+// TestRecordDecodesVersion1 reads a record as version 1 wrote it, before
+// Host: journals written then still resume.
+func TestRecordDecodesVersion1(t *testing.T) {
+	t.Parallel()
+	op := sampleOperation()
+	enc := op.encode(nil)
+	head := appendString(appendString(appendString(appendString([]byte{recordVersion, byte(op.State)}, op.Key), op.Name), op.Method), op.URL)
+	require.Equal(t, head, enc[:len(head)])
+	require.Equal(t, byte(0), enc[len(head)], "an empty Host is one zero byte")
+	v1 := append(append([]byte{1}, head[1:]...), enc[len(head)+1:]...)
+	got, err := decodeOperation(v1)
+	require.NoError(t, err)
+	assert.Equal(t, op.Key, got.Key)
+	assert.Equal(t, op.Header, got.Header)
+	assert.Equal(t, op.Result, got.Result)
+	assert.Empty(t, got.Host)
 }
 
 func FuzzDecodeOperation(f *testing.F) {

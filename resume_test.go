@@ -34,6 +34,9 @@ func TestResumeContinuesPendingWithCredentials(t *testing.T) {
 		req := post(t, s.srv.URL+"/charges", fmt.Sprintf(`{"n":%d}`, i))
 		req.Header.Set("Authorization", "Bearer first-process")
 		req.Header.Set("X-Request-Source", "batch")
+		if i == 1 {
+			req.Host = "payments.internal" // a virtual host behind the address
+		}
 		_, err := c.Do(req)
 		var e *Error
 		require.ErrorAs(t, err, &e)
@@ -67,9 +70,15 @@ func TestResumeContinuesPendingWithCredentials(t *testing.T) {
 		assert.Equal(t, "batch", r.Header.Get("X-Request-Source"), "safe headers journaled")
 		resent[r.Key] = string(r.Body)
 	}
+	resentHost := map[string]string{}
+	for _, r := range seen[3:] {
+		resentHost[r.Key] = r.Host
+	}
 	for i, r := range seen[:3] {
 		assert.Equal(t, r.Body, []byte(resent[r.Key]), "op %d: same key, same bytes", i)
+		assert.Equal(t, r.Host, resentHost[r.Key], "op %d: same Host", i)
 	}
+	assert.Equal(t, "payments.internal", seen[1].Host)
 	pending, err := j.Pending()
 	require.NoError(t, err)
 	assert.Empty(t, pending)

@@ -15,6 +15,7 @@ import (
 // seen is one request as a test server received it.
 type seen struct {
 	Method string
+	Host   string
 	Key    string
 	Body   []byte
 	Header http.Header
@@ -41,7 +42,7 @@ func (s *scripted) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
 	n := len(s.reqs)
-	s.reqs = append(s.reqs, seen{Method: r.Method, Key: r.Header.Get("Idempotency-Key"), Body: body, Header: r.Header.Clone()})
+	s.reqs = append(s.reqs, seen{Method: r.Method, Host: r.Host, Key: r.Header.Get("Idempotency-Key"), Body: body, Header: r.Header.Clone()})
 	s.mu.Unlock()
 	s.reply(n, w, r)
 }

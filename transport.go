@@ -87,7 +87,7 @@ func (c *Client) send(ctx context.Context, op *Operation, header http.Header) (*
 		ProtoMajor: 1,
 		ProtoMinor: 1,
 		Header:     h,
-		Host:       op.host,
+		Host:       op.Host,
 	}).WithContext(ctx)
 	req, err := retryablehttp.FromRequest(hreq)
 	if err == nil && len(op.Body) > 0 {
