@@ -18,10 +18,10 @@ import (
 // httpAPI serves a handler answering 201 behind the middleware over a
 // pgstore on pool; in transactional mode the handler writes one row
 // through pgstore.Tx.
-func httpAPI(t testing.TB, pool *pgxpool.Pool, transactional bool) (url string, client *http.Client) {
-	s := newStore(t, pool, pgstore.Options{Transactional: transactional})
+func httpAPI(t testing.TB, pool *pgxpool.Pool, opts pgstore.Options) (url string, client *http.Client) {
+	s := newStore(t, pool, opts)
 	charges := ""
-	if transactional {
+	if opts.Transactional {
 		charges = newCharges(t, pool)
 	}
 	h := server.Middleware(s, server.Options{SingleTenant: true})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -72,7 +72,7 @@ func TestHTTPRoundTrips(t *testing.T) {
 		t.Run(fmt.Sprintf("transactional %v", tc.transactional), func(t *testing.T) {
 			t.Parallel()
 			pool, w := countingPool(t)
-			url, client := httpAPI(t, pool, tc.transactional)
+			url, client := httpAPI(t, pool, pgstore.Options{Transactional: tc.transactional})
 			send(t, client, url, "warm-up", false) // prepares the statements
 			send(t, client, url, "warm-up", true)
 
@@ -92,15 +92,17 @@ func BenchmarkHTTP(b *testing.B) {
 	cases := []struct {
 		name          string
 		transactional bool
+		durable       bool
 		replay        bool
 	}{
-		{"replay", false, true},
-		{"new key", false, false},
-		{"new key transactional", true, false},
+		{"replay", false, false, true},
+		{"new key", false, false, false},
+		{"new key transactional", true, false, false},
+		{"new key transactional durable claims", true, true, false},
 	}
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {
-			url, client := httpAPI(b, newPool(b, poolConfig(b, 4)), bc.transactional)
+			url, client := httpAPI(b, newPool(b, poolConfig(b, 4)), pgstore.Options{Transactional: bc.transactional, DurableClaims: bc.durable})
 			for i := range 8 {
 				send(b, client, url, fmt.Sprintf("warm-%d", i), false)
 			}
