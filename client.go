@@ -133,7 +133,11 @@ func (c *Client) doRequest(req *http.Request, name string) (*Response, error) {
 	case name != "":
 		op.Key, err = c.NamedKey(name)
 	default:
-		op.Key, err = c.requestKey(req)
+		if v := req.Header.Get(c.opts.Header); v != "" {
+			op.Key, err = ParseKey(v)
+		} else {
+			op.Key, op.minted = c.opts.KeyFormat.mint(), true
+		}
 	}
 	if err != nil {
 		return nil, op.error(err, 0)
@@ -201,23 +205,18 @@ func readAtMost(r io.Reader, size, limit int64) ([]byte, error) {
 	return b, nil
 }
 
-func (c *Client) requestKey(req *http.Request) (string, error) {
-	if v := req.Header.Get(c.opts.Header); v != "" {
-		return ParseKey(v)
-	}
-	return c.opts.KeyFormat.mint(), nil
-}
-
 // do runs op to a final answer, journaling it if there is a journal. header
 // is the live request's header (credentials included) or, for a resumed
 // operation, the journaled one.
 func (c *Client) do(ctx context.Context, op *Operation, header http.Header) (*Response, error) {
 	if c.journal != nil {
-		held, err := c.keys.lock(ctx, op.Key)
-		if err != nil {
-			return nil, op.error(err, 0)
+		if !op.minted { // a key minted for this call has no other caller
+			held, err := c.keys.lock(ctx, op.Key)
+			if err != nil {
+				return nil, op.error(err, 0)
+			}
+			defer c.keys.unlock(op.Key, held)
 		}
-		defer c.keys.unlock(op.Key, held)
 		now := time.Now()
 		op.Fingerprint = fingerprint(op.Method, op.url(), op.Body)
 		op.State = Pending

@@ -294,17 +294,23 @@ func (j *Journal) Pending() ([]*Operation, error) {
 }
 
 // begin journals op durably unless its key is already known, in which case
-// it writes nothing and returns the existing record.
+// it writes nothing and returns the existing record. A key minted for this
+// operation is not looked up: no record can hold it, and the lookups would
+// cost a read transaction and the committer's time.
 func (j *Journal) begin(op *Operation) (*Operation, error) {
-	if prev, err := j.get(op.Key); err != nil || prev != nil {
-		return prev, err
+	if !op.minted {
+		if prev, err := j.get(op.Key); err != nil || prev != nil {
+			return prev, err
+		}
 	}
 	enc := op.encode(nil)
 	var prev *Operation
 	err := j.submit(true, nil, func(tx *bolt.Tx) error {
-		var err error
-		if prev, err = j.read(tx, op.Key); err != nil || prev != nil {
-			return err
+		if !op.minted {
+			var err error
+			if prev, err = j.read(tx, op.Key); err != nil || prev != nil {
+				return err
+			}
 		}
 		if err := tx.Bucket(bucketOps).Put([]byte(op.Key), enc); err != nil {
 			return err

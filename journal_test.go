@@ -200,6 +200,33 @@ func TestJournalWritesBeforeTheFirstByte(t *testing.T) {
 	assert.Equal(t, 201, op.Result.StatusCode)
 }
 
+// TestJournalMintedKeySkipsLookups: a key minted for the call cannot be in
+// the journal yet, so Do writes it without looking it up first (no read
+// transaction); a key the caller brings is looked up.
+func TestJournalMintedKeySkipsLookups(t *testing.T) {
+	t.Parallel()
+	j := openJournal(t, "")
+	s := newScripted(t, func(_ int, w http.ResponseWriter, _ *http.Request) { w.WriteHeader(201) })
+	c := newClient(t, Options{Journal: j})
+	reads := func() int { return j.db.Stats().TxN }
+
+	before := reads()
+	resp, err := c.Do(post(t, s.srv.URL, `{"a":1}`))
+	require.NoError(t, err)
+	assert.Equal(t, before, reads(), "no lookup for a minted key")
+	op, ok, err := j.Lookup(resp.Key)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, Completed, op.State)
+
+	before = reads()
+	req := post(t, s.srv.URL, `{"a":2}`)
+	req.Header.Set("Idempotency-Key", "caller-key-1")
+	_, err = c.Do(req)
+	require.NoError(t, err)
+	assert.Equal(t, before+1, reads(), "a caller's key is looked up")
+}
+
 func TestJournalAnswersRepeats(t *testing.T) {
 	t.Parallel()
 	s := newScripted(t, func(n int, w http.ResponseWriter, _ *http.Request) {

@@ -74,7 +74,8 @@ type Operation struct {
 	// Result is the final response, for Completed and Failed operations.
 	Result *Result
 
-	u *url.URL // the live request's URL, until URL is needed
+	u      *url.URL // the live request's URL, until URL is needed
+	minted bool     // Key was minted for this call, so no record can hold it
 }
 
 // url returns the operation's URL as a string, formatting it on first use.
