@@ -2,7 +2,9 @@ package server_test
 
 import (
 	"context"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -158,4 +160,75 @@ type countingStore struct {
 func (s *countingStore) Claim(ctx context.Context, k server.Key, fp string, lease time.Duration) (server.Claim, error) {
 	s.claims.Add(1)
 	return s.Store.Claim(ctx, k, fp, lease)
+}
+
+// TestWaitModeReplaysOnlyItsOwnFingerprint: a repeat waits for the first
+// request, which releases the key (503); before the repeat looks for the
+// run to wait on, a request with another body claims the key. The repeat
+// must not replay that request's outcome as its own: it is answered 422.
+func TestWaitModeReplaysOnlyItsOwnFingerprint(t *testing.T) {
+	t.Parallel()
+	store := &pauseAfterClaim{Store: newMemstore(), paused: make(chan struct{}), resume: make(chan struct{})}
+	first, other := `{"amount":1}`, `{"amount":999}`
+	enteredFirst, enteredOther := make(chan struct{}), make(chan struct{})
+	finishFirst, finishOther := make(chan struct{}), make(chan struct{})
+	handler := server.Middleware(store, server.Options{SingleTenant: true, Wait: 5 * time.Second})(
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			b, _ := io.ReadAll(r.Body)
+			if string(b) == first {
+				close(enteredFirst)
+				<-finishFirst
+				w.WriteHeader(http.StatusServiceUnavailable) // released
+				return
+			}
+			close(enteredOther)
+			<-finishOther
+			w.WriteHeader(http.StatusCreated)
+			io.WriteString(w, `{"charged":999}`)
+		}))
+	key := newKey()
+	serve := func(body string) <-chan *httptest.ResponseRecorder {
+		done := make(chan *httptest.ResponseRecorder, 1)
+		go func() { done <- serveDirect(handler, key, body) }()
+		return done
+	}
+
+	firstDone := serve(first)
+	<-enteredFirst
+	store.pauseFP.Store(server.Fingerprint(httptest.NewRequest(http.MethodPost, "/orders", nil), []byte(first)))
+	repeat := serve(first) // finds the first running, and pauses before waiting
+	<-store.paused
+	close(finishFirst)
+	require.Equal(t, http.StatusServiceUnavailable, (<-firstDone).Code)
+	otherDone := serve(other) // claims the released key with another body
+	<-enteredOther
+	close(store.resume)
+	time.Sleep(50 * time.Millisecond) // the repeat now waits on the other request's run
+	close(finishOther)
+	require.Equal(t, http.StatusCreated, (<-otherDone).Code)
+
+	rec := <-repeat
+	assert.NotContains(t, rec.Body.String(), "999", "the other request's outcome replayed as this one's")
+	assert.Equal(t, http.StatusUnprocessableEntity, rec.Code)
+}
+
+// pauseAfterClaim holds the first claim with fingerprint pauseFP that does
+// not acquire its key, after the store answered, until resume is closed.
+type pauseAfterClaim struct {
+	server.Store
+	pauseFP atomic.Value
+	paused  chan struct{}
+	resume  chan struct{}
+	once    sync.Once
+}
+
+func (s *pauseAfterClaim) Claim(ctx context.Context, k server.Key, fp string, lease time.Duration) (server.Claim, error) {
+	c, err := s.Store.Claim(ctx, k, fp, lease)
+	if want, _ := s.pauseFP.Load().(string); want == fp && !c.Acquired {
+		s.once.Do(func() {
+			close(s.paused)
+			<-s.resume
+		})
+	}
+	return c, err
 }

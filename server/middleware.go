@@ -122,7 +122,7 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	switch {
 	case c.Acquired:
-		h.run(w, r, k, c.Token, body)
+		h.run(w, r, k, fp, c.Token, body)
 	case c.Record.Fingerprint != fp:
 		problemKeyReused.write(w)
 	case c.Record.Completed:
@@ -173,12 +173,12 @@ func (h *handler) readBody(r *http.Request) ([]byte, *problem) {
 	return body, nil
 }
 
-// run runs the handler for a key acquired under token, records or
+// run runs the handler for a key acquired with fingerprint fp under token, records or
 // releases its outcome and answers.
-func (h *handler) run(w http.ResponseWriter, r *http.Request, k Key, token string, body []byte) {
+func (h *handler) run(w http.ResponseWriter, r *http.Request, k Key, fp, token string, body []byte) {
 	var fl *flight
 	if h.flights != nil {
-		fl = h.flights.start(k)
+		fl = h.flights.start(k, fp)
 		defer h.flights.finish(k, fl, nil)
 	}
 	ex := new(exchange)

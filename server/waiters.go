@@ -24,10 +24,11 @@ type flights struct {
 	m  map[Key]*flight
 }
 
-// flight is one local run of a key; done is closed when its outcome is
-// recorded or released. outcome, written before done is closed, is the
-// recorded outcome, or nil if none was recorded.
+// flight is one local run of a key, claimed with fingerprint fp; done is
+// closed when its outcome is recorded or released. outcome, written before
+// done is closed, is the recorded outcome, or nil if none was recorded.
 type flight struct {
+	fp      string
 	done    chan struct{}
 	outcome *Response
 	over    bool // guarded by flights.mu
@@ -35,10 +36,11 @@ type flight struct {
 
 func newFlights() *flights { return &flights{m: make(map[Key]*flight)} }
 
-// start registers a run of k, replacing any earlier one (whose lease was
-// taken over; its waiters still wake when it ends).
-func (f *flights) start(k Key) *flight {
-	fl := &flight{done: make(chan struct{})}
+// start registers a run of k claimed with fingerprint fp, replacing any
+// earlier one (whose lease was taken over, or which released k and ended;
+// its waiters still wake when it ends).
+func (f *flights) start(k Key, fp string) *flight {
+	fl := &flight{fp: fp, done: make(chan struct{})}
 	f.mu.Lock()
 	f.m[k] = fl
 	f.mu.Unlock()
@@ -106,9 +108,12 @@ func await(ctx context.Context, store Store, k Key, fp string, lease, wait time.
 		case <-deadline.C:
 			over = true
 		case <-wake:
-			// Only a run that claimed k with fingerprint fp can be
-			// awaited, so its outcome is this request's to replay.
-			if fl.outcome != nil {
+			// The run found may not be the one this request saw running:
+			// that one may have released k, and a request with another
+			// body claimed it since. Only a run with fingerprint fp
+			// recorded this request's outcome; otherwise the claim below
+			// tells (another fingerprint is answered 422).
+			if fl.outcome != nil && fl.fp == fp {
 				return Claim{Record: Record{Fingerprint: fp, Completed: true, Response: *fl.outcome}}, nil
 			}
 		case <-tick:
