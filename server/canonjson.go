@@ -18,8 +18,9 @@ const maxJSONDepth = 512
 // with the same canonical form decode to the same value; key order and
 // whitespace do not change it.
 //
-// Duplicate member names are kept and sorted with their values, so
-// {"a":1,"a":2} and {"a":2,"a":1} are the same text.
+// Members are sorted by name only, stably: duplicate names are kept in the
+// order written, because decoders keep the last one, so {"a":1,"a":2} and
+// {"a":2,"a":1} decode differently and stay different texts.
 //
 // A canonicalizer is reused through fingerprint's pool; it is not safe for
 // concurrent use.
@@ -32,7 +33,9 @@ type canonicalizer struct {
 	depth   int
 }
 
-type span struct{ from, to int }
+// span is one member in out: its canonical name is out[from:colon], its
+// whole text out[from:to].
+type span struct{ from, colon, to int }
 
 // canonicalJSON appends the canonical form of src to dst. It reports false,
 // with dst unspecified, if src is not a single valid JSON value in UTF-8 or
@@ -168,7 +171,7 @@ func (c *canonicalizer) array() bool {
 
 // object writes each member ("name":value, canonical) into out, comma
 // separated. If the members are not already in order, it sorts them by
-// their canonical bytes and rewrites them.
+// their canonical names, stably, and rewrites them.
 func (c *canonicalizer) object() bool {
 	c.pos++
 	c.out = append(c.out, '{')
@@ -192,6 +195,7 @@ func (c *canonicalizer) object() bool {
 		if !c.string() {
 			return false
 		}
+		colon := len(c.out)
 		c.space()
 		if !c.accept(':') {
 			return false
@@ -201,10 +205,10 @@ func (c *canonicalizer) object() bool {
 		if !c.value() {
 			return false
 		}
-		m := span{from, len(c.out)}
+		m := span{from, colon, len(c.out)}
 		if len(c.members) > base {
 			prev := c.members[len(c.members)-1]
-			sorted = sorted && bytes.Compare(c.out[prev.from:prev.to], c.out[m.from:m.to]) <= 0
+			sorted = sorted && c.compareNames(prev, m) <= 0
 		}
 		c.members = append(c.members, m)
 		c.space()
@@ -224,12 +228,15 @@ func (c *canonicalizer) object() bool {
 	return true
 }
 
+// compareNames orders members by their canonical names.
+func (c *canonicalizer) compareNames(a, b span) int {
+	return bytes.Compare(c.out[a.from:a.colon], c.out[b.from:b.colon])
+}
+
 // sortMembers rewrites out[start:] with members in order.
 func (c *canonicalizer) sortMembers(start int, members []span) {
 	out := c.out
-	slices.SortFunc(members, func(a, b span) int {
-		return bytes.Compare(out[a.from:a.to], out[b.from:b.to])
-	})
+	slices.SortStableFunc(members, c.compareNames)
 	c.scratch = append(c.scratch[:0], out[start:]...)
 	c.out = out[:start]
 	for i, m := range members {

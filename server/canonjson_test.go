@@ -31,7 +31,9 @@ func TestCanonicalJSON(t *testing.T) {
 		{"lone surrogate", `"\uD800x"`, `"\ud800x"`},
 		{"high surrogate then non-low", `"\ud800\u0041"`, `"\ud800A"`},
 		{"utf8 kept", `"é\u2028"`, "\"é\u2028\""},
-		{"duplicates sorted with values", `{"a":2,"a":1}`, `{"a":1,"a":2}`},
+		{"duplicates keep their order", `{"a":2,"a":1}`, `{"a":2,"a":1}`},
+		{"duplicates keep their order when sorted", `{"b":0,"a":2,"c":3,"a":1}`, `{"a":2,"a":1,"b":0,"c":3}`},
+		{"a name that prefixes another", `{"ab":1,"a":2}`, `{"a":2,"ab":1}`},
 		{"trailing comma", `[1,]`, ""},
 		{"leading zero", `01`, ""},
 		{"bare dot", `1.`, ""},
@@ -80,6 +82,16 @@ func FuzzCanonicalJSON(f *testing.F) {
 		again, ok := c.canonicalJSON(nil, out)
 		require.True(t, ok)
 		require.Equal(t, string(out), string(again), "canonicalising is idempotent")
+		// The canonical form decodes to what the text decodes to, with
+		// duplicate names resolved the same way (the last one wins).
+		decode := func(b []byte) any {
+			var v any
+			d := json.NewDecoder(bytes.NewReader(b))
+			d.UseNumber()
+			require.NoError(t, d.Decode(&v))
+			return v
+		}
+		require.Equal(t, decode(src), decode(out), "canonical form %q of %q decodes differently", out, src)
 		if bytes.Contains(out, []byte(`\ud`)) || hasDuplicateMembers(src) {
 			return // encoding/json replaces lone surrogates and drops duplicates
 		}
