@@ -11,7 +11,8 @@
 //
 // The store holds at most Options.MaxKeys records (default 100,000). When
 // it is full, a new key makes room by forgetting expired records first,
-// then the oldest completed record; a running record is never forgotten to
+// then the completed record that expires first (the oldest, when every
+// record has the same retention); a running record is never forgotten to
 // make room, so a store full of running keys answers [ErrFull] (which the
 // middleware turns into 503).
 //

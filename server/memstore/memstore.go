@@ -26,8 +26,8 @@ type Options struct {
 	// MaxKeys bounds how many records the store holds, running and
 	// completed. Default 100,000 (about 40 MB with 200-byte responses).
 	// When it is full, Claim on a new key first forgets expired records,
-	// then the oldest completed record: a forgotten key runs again if it
-	// is retried. With every record running, Claim returns ErrFull.
+	// then the completed record that expires first (the oldest, under one
+	// retention): a forgotten key runs again if it is retried. With every record running, Claim returns ErrFull.
 	MaxKeys int
 
 	// Abandon is how long a running record whose lease lapsed (its worker

@@ -173,6 +173,34 @@ func TestFullEvictsOldestCompleted(t *testing.T) {
 	assert.True(t, claim(t, s, key(2), "fp").Record.Completed, "the newest completed key is kept")
 }
 
+// TestFullEvictsByExpiry: records completed with different retentions (two
+// middlewares, or RunOnce, sharing a store) are forgotten in the order they
+// expire, not the order they completed: an expired record goes before a
+// live one, and a live one with an hour left before one with a day left.
+func TestFullEvictsByExpiry(t *testing.T) {
+	t.Parallel()
+	c := newClock()
+	s := memstore.New(memstore.Options{MaxKeys: 3, Now: c.Now})
+	complete := func(i int, retention time.Duration) {
+		tok := claim(t, s, key(i), "fp").Token
+		require.NoError(t, s.Complete(ctx, key(i), tok, server.Response{Status: 200}, retention))
+	}
+	complete(0, 24*time.Hour)
+	complete(1, time.Second)
+	complete(2, time.Hour)
+	c.Advance(time.Minute) // key 1 has expired
+
+	require.True(t, claim(t, s, key(3), "fp").Acquired)
+	assert.True(t, claim(t, s, key(0), "fp").Record.Completed, "a day left: kept")
+	assert.True(t, claim(t, s, key(2), "fp").Record.Completed, "an hour left: kept")
+	assert.Equal(t, 3, s.Len())
+
+	// Full again: the record with an hour left goes before the one with a day.
+	require.True(t, claim(t, s, key(5), "fp").Acquired)
+	assert.True(t, claim(t, s, key(0), "fp").Record.Completed, "a day left: kept")
+	assert.True(t, claim(t, s, key(2), "fp").Acquired, "an hour left: forgotten first")
+}
+
 func TestFullOfAbandonedKeys(t *testing.T) {
 	t.Parallel()
 	c := newClock()

@@ -14,49 +14,88 @@ const (
 	sampleSize = 64
 )
 
-// completion is a completed record in the order of completions. The entry
+// completion is a completed record in the queue of completions. The entry
 // is stale once r is forgotten.
 type completion struct {
 	key server.Key
 	r   *record
 }
 
-// completions is a FIFO of completed records, oldest first: the order in
-// which they expire when retention is uniform, as it is under one
-// middleware. It is guarded by Store.mu.
+// completions is a min-heap of completed records by expiry, so the front
+// is the record that expires first, whatever retention each record was
+// completed with. A completed record's expiry never changes. It is
+// guarded by Store.mu.
 type completions struct {
 	items []completion
-	head  int
 }
 
-func (q *completions) push(c completion) { q.items = append(q.items, c) }
+func (q *completions) len() int { return len(q.items) }
 
-func (q *completions) len() int { return len(q.items) - q.head }
+func (q *completions) less(i, j int) bool {
+	return q.items[i].r.expiresAt.Before(q.items[j].r.expiresAt)
+}
+
+func (q *completions) push(c completion) {
+	q.items = append(q.items, c)
+	q.up(len(q.items) - 1)
+}
 
 func (q *completions) front() (completion, bool) {
-	if q.head == len(q.items) {
+	if len(q.items) == 0 {
 		return completion{}, false
 	}
-	return q.items[q.head], true
+	return q.items[0], true
 }
 
 func (q *completions) pop() {
-	q.items[q.head] = completion{}
-	q.head++
-	if q.head == len(q.items) {
-		q.items, q.head = q.items[:0], 0
-	} else if q.head >= 1024 && q.head*2 >= len(q.items) {
-		n := copy(q.items, q.items[q.head:])
-		clear(q.items[n:])
-		q.items, q.head = q.items[:n], 0
+	n := len(q.items) - 1
+	q.items[0] = q.items[n]
+	q.items[n] = completion{}
+	q.items = q.items[:n]
+	q.down(0)
+}
+
+func (q *completions) up(i int) {
+	for i > 0 {
+		parent := (i - 1) / 2
+		if !q.less(i, parent) {
+			return
+		}
+		q.items[i], q.items[parent] = q.items[parent], q.items[i]
+		i = parent
+	}
+}
+
+func (q *completions) down(i int) {
+	n := len(q.items)
+	for {
+		least := i
+		if l := 2*i + 1; l < n && q.less(l, least) {
+			least = l
+		}
+		if r := 2*i + 2; r < n && q.less(r, least) {
+			least = r
+		}
+		if least == i {
+			return
+		}
+		q.items[i], q.items[least] = q.items[least], q.items[i]
+		i = least
+	}
+}
+
+// init restores the heap order after items was rewritten.
+func (q *completions) init() {
+	for i := len(q.items)/2 - 1; i >= 0; i-- {
+		q.down(i)
 	}
 }
 
 // makeRoom runs before a new key is added, with s.mu held. It forgets
-// expired completed records from the front of the completions, a few at a
-// time; when the store is still full it evicts the oldest completed record
-// or, if none is left, abandoned running records from a sample; failing
-// that it returns ErrFull.
+// expired completed records, soonest expired first, a few at a time; when
+// the store is still full it evicts the completed record that expires
+// first or, if none is left, abandoned running records from a sample;
+// failing that it returns ErrFull.
 func (s *Store) makeRoom(now time.Time) error {
 	s.sweep(now)
 	if len(s.records) < s.maxKeys {
@@ -80,10 +119,10 @@ func (s *Store) makeRoom(now time.Time) error {
 	return ErrFull
 }
 
-// sweep forgets up to sweepLimit completed records, oldest first, that
-// have expired, dropping stale entries on the way. If stale entries make
-// up over half of a queue longer than twice MaxKeys (retention varies a
-// lot), it compacts the queue.
+// sweep forgets up to sweepLimit completed records that have expired,
+// soonest expired first, dropping stale entries on the way. If the queue
+// grows past twice MaxKeys with stale entries (records forgotten by other
+// paths), it compacts it.
 func (s *Store) sweep(now time.Time) {
 	for range sweepLimit {
 		c, ok := s.completed.front()
@@ -101,13 +140,14 @@ func (s *Store) sweep(now time.Time) {
 	}
 	if s.completed.len() > 2*s.maxKeys {
 		kept := s.completed.items[:0]
-		for _, c := range s.completed.items[s.completed.head:] {
+		for _, c := range s.completed.items {
 			if !c.r.forgotten {
 				kept = append(kept, c)
 			}
 		}
 		clear(s.completed.items[len(kept):])
-		s.completed.items, s.completed.head = kept, 0
+		s.completed.items = kept
+		s.completed.init()
 	}
 }
 
