@@ -1,6 +1,7 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -41,7 +42,8 @@ type RunOptions struct {
 // The first call for k with fingerprint fp claims k, runs work, records
 // its result for RunOptions.Retention and returns it with replayed false.
 // A later call with the same fingerprint returns the recorded result with
-// replayed true without running work. If work returns an error (or
+// replayed true without running work. Results are copied in and out of
+// the store: the caller may change the slices it gets. If work returns an error (or
 // panics), the key is released so the next delivery runs work again, and
 // RunOnce returns that error (or re-panics).
 //
@@ -75,7 +77,7 @@ func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(conte
 	case c.Record.Fingerprint != fp:
 		return nil, false, ErrKeyReused
 	case c.Record.Completed:
-		return c.Record.Response.Body, true, nil
+		return bytes.Clone(c.Record.Response.Body), true, nil
 	default:
 		return nil, false, ErrInFlight
 	}
@@ -102,7 +104,9 @@ func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(conte
 		}
 		return nil, false, err
 	}
-	switch err := a.complete(Response{Status: http.StatusOK, Body: result}, retention); {
+	// The store may keep the slice it is given (memstore does), and the
+	// caller owns result: record a copy.
+	switch err := a.complete(Response{Status: http.StatusOK, Body: bytes.Clone(result)}, retention); {
 	case errors.Is(err, ErrLeaseLost):
 		return nil, false, ErrLeaseLost
 	case err != nil && a.work != nil:

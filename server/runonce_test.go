@@ -80,6 +80,28 @@ func TestRunOnce(t *testing.T) {
 	}
 }
 
+// TestRunOnceCopiesResults: the caller may reuse or change the slices it
+// hands over and gets back; the recorded result does not change.
+func TestRunOnceCopiesResults(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := newMemstore()
+	k := server.Key{Scope: "queue", Key: newKey()}
+	buf := []byte("done")
+	got, _, err := server.RunOnce(ctx, store, k, "a", func(context.Context) ([]byte, error) { return buf, nil }, server.RunOptions{})
+	require.NoError(t, err)
+	copy(buf, "XXXX") // the caller reuses its buffer
+	copy(got, "YYYY")
+	again, replayed, err := server.RunOnce(ctx, store, k, "a", nil, server.RunOptions{})
+	require.NoError(t, err)
+	require.True(t, replayed)
+	assert.Equal(t, "done", string(again))
+	copy(again, "ZZZZ")
+	again, _, err = server.RunOnce(ctx, store, k, "a", nil, server.RunOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, "done", string(again))
+}
+
 func TestRunOncePanicReleases(t *testing.T) {
 	t.Parallel()
 	store := newMemstore()
