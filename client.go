@@ -23,15 +23,18 @@ import (
 // is answered from the journal. Without one they run side by side, and the
 // server tells them apart (409 while the first runs, then a replay).
 type Client struct {
-	opts    Options
-	hc      *http.Client
-	journal *Journal
-	budget  *budget
-	secret  map[string]bool // canonical names of headers never journaled
-	keys    keyLocks
-	prepare func(*http.Request) error // Options.PrepareRequest, errors wrapped
-	retrier *retryablehttp.Client
-	rt      http.RoundTripper // Options.Transport with the attempt timeout
+	opts Options
+	hc   *http.Client
+	// bodyTimeout bounds reading a response body, where the transport's
+	// own attempt timeout ends with the headers.
+	bodyTimeout time.Duration
+	journal     *Journal
+	budget      *budget
+	secret      map[string]bool // canonical names of headers never journaled
+	keys        keyLocks
+	prepare     func(*http.Request) error // Options.PrepareRequest, errors wrapped
+	retrier     *retryablehttp.Client
+	rt          http.RoundTripper // Options.Transport with the attempt timeout
 }
 
 // New returns a Client configured by opts. It fails only on invalid options.
@@ -40,13 +43,14 @@ func New(opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := withAttemptTimeout(o.Transport, o.AttemptTimeout)
+	rt, bodyTimeout := withAttemptTimeout(o.Transport, o.AttemptTimeout)
 	c := &Client{
-		rt:      rt,
-		opts:    o,
-		journal: o.Journal,
-		budget:  newBudget(o.Budget),
-		secret:  map[string]bool{"Authorization": true, "Cookie": true, "Proxy-Authorization": true, o.Header: true},
+		rt:          rt,
+		bodyTimeout: bodyTimeout,
+		opts:        o,
+		journal:     o.Journal,
+		budget:      newBudget(o.Budget),
+		secret:      map[string]bool{"Authorization": true, "Cookie": true, "Proxy-Authorization": true, o.Header: true},
 		hc: &http.Client{
 			Transport:     rt,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -116,6 +120,12 @@ func (c *Client) Do(req *http.Request) (*Response, error) {
 // so one logical operation keeps its key across restarts whichever process
 // sends it. Any key header on req is ignored.
 func (c *Client) DoNamed(name string, req *http.Request) (*Response, error) {
+	if err := validName(name); err != nil {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		return nil, (&Operation{Method: req.Method, u: req.URL}).error(err, 0)
+	}
 	return c.doRequest(req, name)
 }
 
@@ -155,10 +165,17 @@ func (c *Client) NamedKey(name string) (string, error) {
 	if c.journal == nil {
 		return "", ErrNoJournal
 	}
-	if name == "" || len(name) > 1024 {
-		return "", fmt.Errorf("idem: operation name must be 1 to 1024 bytes, not %d", len(name))
+	if err := validName(name); err != nil {
+		return "", err
 	}
 	return c.journal.namedKey(name, c.opts.KeyFormat.mint)
+}
+
+func validName(name string) error {
+	if name == "" || len(name) > 1024 {
+		return fmt.Errorf("idem: operation name must be 1 to 1024 bytes, not %d", len(name))
+	}
+	return nil
 }
 
 func (c *Client) readBody(req *http.Request) ([]byte, error) {
@@ -209,6 +226,9 @@ func readAtMost(r io.Reader, size, limit int64) ([]byte, error) {
 // is the live request's header (credentials included) or, for a resumed
 // operation, the journaled one.
 func (c *Client) do(ctx context.Context, op *Operation, header http.Header) (*Response, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, op.error(err, 0) // nothing journaled, nothing sent
+	}
 	if c.journal != nil {
 		if !op.minted { // a key minted for this call has no other caller
 			held, err := c.keys.lock(ctx, op.Key)
@@ -235,7 +255,7 @@ func (c *Client) do(ctx context.Context, op *Operation, header http.Header) (*Re
 				return c.fromJournal(prev)
 			}
 			op = prev
-			if time.Now().After(op.ExpiresAt) {
+			if c.pastRetention(op, time.Now()) {
 				return nil, c.expire(op)
 			}
 		}
@@ -272,6 +292,13 @@ func (c *Client) answer(op *Operation, r *Response) (*Response, error) {
 	e := op.error(ErrKeyReused, r.Attempts)
 	e.StatusCode, e.Header, e.Body = r.StatusCode, r.Header, c.errorBody(r.Body)
 	return nil, e
+}
+
+// pastRetention reports whether the server may have forgotten op's key by
+// now: past the retention op was journaled with, or past the client's
+// current KeyRetention, if that is shorter.
+func (c *Client) pastRetention(op *Operation, now time.Time) bool {
+	return now.After(op.ExpiresAt) || now.After(op.CreatedAt.Add(c.opts.KeyRetention))
 }
 
 func (c *Client) expire(op *Operation) error {

@@ -1,11 +1,15 @@
 package idem
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"net/url"
+	"os"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -350,4 +354,88 @@ func TestDoTransportErrorClasses(t *testing.T) {
 	require.ErrorAs(t, err, &e)
 	assert.Equal(t, 1, e.Attempts)
 	assert.False(t, errors.Is(err, ErrRetriesExhausted))
+}
+
+// TestPrepareRequestLeavesTheCallersURL: the hook works on the attempt's
+// own copy of the URL; the caller's request is not changed, and a secret
+// the hook adds is neither kept for the next operation nor journaled.
+func TestPrepareRequestLeavesTheCallersURL(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(201))
+	j := openJournal(t, "")
+	c := newClient(t, quickOptions(Options{Journal: j, PrepareRequest: func(r *http.Request) error {
+		q := r.URL.Query()
+		q.Set("api_key", "sk_live_SECRET")
+		r.URL.RawQuery = q.Encode()
+		return nil
+	}}))
+	u, err := url.Parse(s.srv.URL + "/charges")
+	require.NoError(t, err)
+	for i := range 2 {
+		req := &http.Request{Method: http.MethodPost, URL: u, Header: http.Header{}, Body: io.NopCloser(strings.NewReader(fmt.Sprint(i)))}
+		_, err := c.Do(req)
+		require.NoError(t, err)
+		assert.Empty(t, req.URL.RawQuery, "the caller's URL is unchanged")
+	}
+	for _, r := range s.seen() {
+		assert.Equal(t, "sk_live_SECRET", r.Query.Get("api_key"), "the hook's change went on the wire")
+	}
+	require.NoError(t, j.Close())
+	raw, err := os.ReadFile(j.Path())
+	require.NoError(t, err)
+	assert.NotContains(t, string(raw), "sk_live_SECRET")
+}
+
+// TestDoCancelledBeforeItStarts: a call whose context has already ended
+// sends nothing and journals nothing, so Resume cannot send it later.
+func TestDoCancelledBeforeItStarts(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(201))
+	j := openJournal(t, "")
+	c := newClient(t, quickOptions(Options{Journal: j}))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err := c.Do(post(t, s.srv.URL, `{}`).WithContext(ctx))
+	require.ErrorIs(t, err, context.Canceled)
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	assert.Zero(t, e.Attempts)
+	assert.Empty(t, s.seen())
+	pending, err := j.Pending()
+	require.NoError(t, err)
+	assert.Empty(t, pending)
+}
+
+// TestErrorCauseIsTheLastAttempts: Error.Cause is the last attempt's
+// transport error, not one left over from an earlier attempt.
+func TestErrorCauseIsTheLastAttempts(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+		if n == 0 {
+			conn, _, _ := w.(http.Hijacker).Hijack()
+			conn.Close() // a transport error
+			return
+		}
+		w.WriteHeader(200)
+		w.Write(bytes.Repeat([]byte("x"), 10000))
+	})
+	c := newClient(t, quickOptions(Options{MaxResponseBody: 5000}))
+	_, err := c.Do(post(t, s.srv.URL, `{}`))
+	require.ErrorIs(t, err, ErrBodyTooLarge)
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, 2, e.Attempts)
+	assert.Nil(t, e.Cause, "the last attempt had no transport error")
+	assert.Equal(t, 200, e.StatusCode)
+}
+
+// TestDoNamedRefusesAnEmptyName: DoNamed with no name is an error, not Do
+// under a fresh key that no name is bound to.
+func TestDoNamedRefusesAnEmptyName(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(201))
+	c := newClient(t, quickOptions(Options{Journal: openJournal(t, "")}))
+	_, err := c.DoNamed("", post(t, s.srv.URL, `{}`))
+	require.Error(t, err)
+	assert.Empty(t, s.seen())
 }

@@ -47,6 +47,7 @@ func (j *Journal) run() {
 	var (
 		batch   []*commitReq
 		timer   *time.Timer
+		flushBy time.Time // when a batch of lazy writes alone is committed
 		closing bool
 	)
 	for !closing {
@@ -56,13 +57,16 @@ func (j *Journal) run() {
 				return
 			}
 			batch = append(batch, r)
+			flushBy = time.Now().Add(lazyFlushDelay)
 		}
 		batch, closing = j.drain(batch)
 		if !closing && !hasDurable(batch) {
+			// The delay counts from the batch's first write: a steady
+			// stream of lazy writes must not put the commit off.
 			if timer == nil {
-				timer = time.NewTimer(lazyFlushDelay)
+				timer = time.NewTimer(time.Until(flushBy))
 			} else {
-				timer.Reset(lazyFlushDelay)
+				timer.Reset(time.Until(flushBy))
 			}
 			select {
 			case r, ok := <-j.reqs:

@@ -99,6 +99,9 @@ func OpenJournal(path string, opts JournalOptions) (j *Journal, err error) {
 		// bbolt panics on some damaged files rather than returning an error.
 		if p := recover(); p != nil {
 			j, err = nil, fmt.Errorf("%w: %s: %v", ErrJournalCorrupt, path, p)
+			// bbolt's memory map of the file, beyond reach once it panics,
+			// keeps its lock held for as long as this process runs.
+			panicked.Store(path, err)
 		}
 	}()
 	db, err := bolt.Open(path, 0o600, &bolt.Options{
@@ -107,6 +110,9 @@ func OpenJournal(path string, opts JournalOptions) (j *Journal, err error) {
 		FreelistType:   bolt.FreelistMapType,
 	})
 	if err != nil {
+		if earlier, ok := panicked.Load(path); ok && errors.Is(err, bolterr.ErrTimeout) {
+			return nil, fmt.Errorf("%w (an earlier open in this process still holds the lock; replace the file and restart)", earlier.(error))
+		}
 		return nil, openError(path, opts, err)
 	}
 	j = &Journal{
@@ -130,6 +136,10 @@ func OpenJournal(path string, opts JournalOptions) (j *Journal, err error) {
 	}
 	return j, nil
 }
+
+// panicked maps the path of each journal whose opening panicked in this
+// process to the error it gave.
+var panicked sync.Map
 
 func openError(path string, opts JournalOptions, err error) error {
 	var pe *fs.PathError

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -142,7 +143,8 @@ func TestJournalNeverStoresSecrets(t *testing.T) {
 	s := newScripted(t, statuses(503, 201))
 	j := openJournal(t, "")
 	c := newClient(t, quickOptions(Options{Journal: j, SecretHeaders: []string{"x-api-secret"}}))
-	req := post(t, s.srv.URL, `{"amount":5}`)
+	// A password in the URL's user information is a credential too.
+	req := post(t, strings.Replace(s.srv.URL, "http://", "http://user:url-secret-value@", 1), `{"amount":5}`)
 	req.Header.Set("Authorization", token)
 	req.Header.Set("Cookie", "session=cookie-secret-value")
 	req.Header.Set("Proxy-Authorization", "Basic proxy-secret-value")
@@ -162,7 +164,8 @@ func TestJournalNeverStoresSecrets(t *testing.T) {
 	raw, err := os.ReadFile(j.Path())
 	require.NoError(t, err)
 	require.Contains(t, string(raw), "kept-header-value", "the file is readable as written")
-	for _, secret := range []string{"SECRETTOKEN", "cookie-secret-value", "proxy-secret-value", "custom-secret-value"} {
+	assert.NotContains(t, op.URL, "user")
+	for _, secret := range []string{"SECRETTOKEN", "cookie-secret-value", "proxy-secret-value", "custom-secret-value", "url-secret-value"} {
 		assert.NotContains(t, string(raw), secret)
 	}
 }
@@ -414,4 +417,41 @@ func TestJournalClosed(t *testing.T) {
 	c := newClient(t, Options{Journal: j})
 	_, err = c.Do(post(t, "http://127.0.0.1:1/", `{}`))
 	require.ErrorIs(t, err, ErrJournalClosed)
+}
+
+// TestJournalLazyWritesAreNotPutOff: lazy writes alone are committed
+// within lazyFlushDelay of the first, even while more keep arriving.
+func TestJournalLazyWritesAreNotPutOff(t *testing.T) {
+	t.Parallel()
+	j := openJournal(t, "")
+	before := j.commits.Load()
+	deadline := time.Now().Add(10 * lazyFlushDelay)
+	for i := 0; time.Now().Before(deadline); i++ {
+		op := &Operation{Key: fmt.Sprint("lazy-", i), Method: http.MethodPost, State: Completed, Result: &Result{StatusCode: 200}}
+		require.NoError(t, j.update(op))
+		time.Sleep(lazyFlushDelay / 4)
+	}
+	assert.Greater(t, j.commits.Load()-before, int64(3), "a stream of lazy writes is committed every lazyFlushDelay or so")
+}
+
+// TestJournalCorruptFileStaysCorrupt: a file damaged so that bbolt panics
+// while opening it is refused as corrupt; opening it again in the same
+// process, where bbolt's lost memory map still holds the file's lock, says
+// corrupt again, not locked by another process.
+func TestJournalCorruptFileStaysCorrupt(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "j")
+	j, err := OpenJournal(path, JournalOptions{})
+	require.NoError(t, err)
+	require.NoError(t, j.Close())
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	for i := 2 * os.Getpagesize(); i < len(raw); i++ {
+		raw[i] = 0xff
+	}
+	require.NoError(t, os.WriteFile(path, raw, 0o600))
+	for range 2 {
+		_, err = OpenJournal(path, JournalOptions{LockTimeout: 100 * time.Millisecond})
+		require.ErrorIs(t, err, ErrJournalCorrupt)
+	}
 }

@@ -23,9 +23,10 @@ type Options struct {
 	// never calls its CloseIdleConnections.
 	Transport http.RoundTripper
 	// AttemptTimeout bounds how long one attempt waits for the response
-	// headers. Default 30s. A timed-out attempt is retried. (On an
-	// *http.Transport this is its ResponseHeaderTimeout, set on a clone;
-	// other transports get a per-attempt context.)
+	// headers, and then how long it takes to read the body. Default 30s. A
+	// timed-out attempt is retried. (On an *http.Transport the first is its
+	// ResponseHeaderTimeout, set on a clone, and a timer bounds the body;
+	// other transports get a per-attempt context covering both.)
 	AttemptTimeout time.Duration
 
 	// Header names the idempotency key header. Default "Idempotency-Key".

@@ -51,7 +51,9 @@ type Operation struct {
 	// the key came from there.
 	Name   string
 	Method string
-	URL    string
+	// URL is the request's URL without user information, which is never
+	// journaled.
+	URL string
 	// Host is the request's Host override, if it had one; empty means the
 	// URL's host.
 	Host string
@@ -79,9 +81,18 @@ type Operation struct {
 }
 
 // url returns the operation's URL as a string, formatting it on first use.
+// User information (user:password@) is left out: it is a credential, and
+// this is the URL that is journaled, logged and put in errors. The live
+// request keeps it; a resumed one needs PrepareRequest to add it back.
 func (op *Operation) url() string {
 	if op.URL == "" && op.u != nil {
-		op.URL = op.u.String()
+		if op.u.User != nil {
+			u := *op.u
+			u.User = nil
+			op.URL = u.String()
+		} else {
+			op.URL = op.u.String()
+		}
 	}
 	return op.URL
 }

@@ -45,7 +45,7 @@ func (c *Client) Resume(ctx context.Context) ([]Resumed, error) {
 	var wg sync.WaitGroup
 	for i, op := range ops {
 		out[i].Operation = op
-		if time.Now().After(op.ExpiresAt) {
+		if c.pastRetention(op, time.Now()) {
 			cp := *op
 			out[i].Err = c.expire(&cp)
 			continue

@@ -204,3 +204,31 @@ func TestSameKeyCallsRunOneAtATime(t *testing.T) {
 	assert.Equal(t, map[string]int{"same": 1}, srv.executions())
 	assert.Equal(t, int32(7), fromJournal.Load())
 }
+
+// TestResumeAppliesAShorterKeyRetention: an operation journaled under the
+// default 24 h retention is not sent again by a client that now knows the
+// server keeps keys for an hour and the operation is two hours old.
+func TestResumeAppliesAShorterKeyRetention(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(201))
+	j := openJournal(t, "")
+	created := time.Now().Add(-2 * time.Hour)
+	op := &Operation{Key: "two-hours-old", Method: http.MethodPost, URL: s.srv.URL, State: Pending,
+		CreatedAt: created, UpdatedAt: created, ExpiresAt: created.Add(24 * time.Hour)}
+	op.Fingerprint = fingerprint(op.Method, op.URL, nil)
+	_, err := j.begin(op)
+	require.NoError(t, err)
+	c := newClient(t, quickOptions(Options{Journal: j, KeyRetention: time.Hour, ResumeJitter: -1}))
+	res, err := c.Resume(context.Background())
+	require.NoError(t, err)
+	require.Len(t, res, 1)
+	require.ErrorIs(t, res[0].Err, ErrExpired)
+	assert.Empty(t, s.seen())
+	// Do with the same key says so too, without sending.
+	req, err := http.NewRequest(http.MethodPost, s.srv.URL, nil)
+	require.NoError(t, err)
+	req.Header.Set("Idempotency-Key", "two-hours-old")
+	_, err = c.Do(req)
+	require.ErrorIs(t, err, ErrExpired)
+	assert.Empty(t, s.seen())
+}

@@ -15,31 +15,70 @@ import (
 // attempt timeout).
 //
 // A final answer, or the last response of an operation that ran out of
-// retries (a 503, say), is returned as an *http.Response with a nil error,
-// never both; Idempotent-Replayed tells a replay apart. A failure with no
-// response at all returns the *Error. The operation stays pending in the
-// journal whenever Do would have returned an error.
+// retries, budget or time (a 503, say), is returned as an *http.Response
+// with a nil error, never both; Idempotent-Replayed tells a replay apart.
+// Any other failure returns the *Error, even if a status had arrived: a
+// body over Options.MaxResponseBody, a context that ended while the body
+// was read. The operation stays pending in the journal whenever Do would
+// have returned an error.
+//
+// Do does not follow redirects: an operation's redirect response is its
+// answer. HTTPClient does not follow them for operations either. An
+// http.Client of your own over Transport would, copying the key header to
+// the new URL, where the journal refuses it (ErrKeyReused): the key is
+// bound to the first URL.
 func (c *Client) Transport() http.RoundTripper { return roundTripper{c} }
 
-// HTTPClient returns an *http.Client whose transport is c.Transport().
-func (c *Client) HTTPClient() *http.Client { return &http.Client{Transport: c.Transport()} }
+// HTTPClient returns an *http.Client whose transport is c.Transport(). It
+// follows redirects of requests that go straight through (a GET, say), and
+// returns those of operations to the caller.
+func (c *Client) HTTPClient() *http.Client {
+	return &http.Client{
+		Transport: c.Transport(),
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if c.isOperation(via[0]) {
+				return http.ErrUseLastResponse
+			}
+			if len(via) >= 10 {
+				return errors.New("stopped after 10 redirects")
+			}
+			return nil
+		},
+	}
+}
 
 type roundTripper struct{ c *Client }
 
+// isOperation reports whether the RoundTripper sends req through Do: a
+// POST or PATCH, or any request carrying the key header.
+func (c *Client) isOperation(req *http.Request) bool {
+	return req.Method == http.MethodPost || req.Method == http.MethodPatch || req.Header.Get(c.opts.Header) != ""
+}
+
 func (t roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	c := t.c
-	if req.Method != http.MethodPost && req.Method != http.MethodPatch && req.Header.Get(c.opts.Header) == "" {
+	if !c.isOperation(req) {
 		return c.rt.RoundTrip(req)
 	}
 	resp, err := c.Do(req)
 	if err != nil {
 		var e *Error
-		if errors.As(err, &e) && e.StatusCode != 0 {
+		if errors.As(err, &e) && e.StatusCode != 0 && lastResponseIsAnswer(err) {
 			return httpResponse(req, e.StatusCode, e.Header, e.Body), nil
 		}
 		return nil, err
 	}
 	return httpResponse(req, resp.StatusCode, resp.Header, resp.Body), nil
+}
+
+// lastResponseIsAnswer reports whether an operation that ended in err
+// ended on a whole response the caller may have: retries, budget or time
+// ran out after a retryable status, or the server refused the key (422).
+// A body over the limit, a cancelled context or a failed hook are errors,
+// even when a status had arrived.
+func lastResponseIsAnswer(err error) bool {
+	return errors.Is(err, ErrRetriesExhausted) || errors.Is(err, ErrBudgetExhausted) ||
+		errors.Is(err, ErrDeadline) || errors.Is(err, ErrKeyReused)
 }
 
 func httpResponse(req *http.Request, status int, h http.Header, body []byte) *http.Response {

@@ -1,10 +1,14 @@
 package idem
 
 import (
+	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net/http"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -70,4 +74,78 @@ func TestTransportReturnsLastResponseOrError(t *testing.T) {
 	var e *Error
 	require.True(t, errors.As(err, &e), "no response at all: the *Error, inside net/http's *url.Error")
 	assert.ErrorIs(t, err, ErrRetriesExhausted)
+}
+
+// TestTransportNeverPassesOffAPartialBody: a status with a body over
+// MaxResponseBody, or one cut off when the context ends, is an error from
+// the RoundTripper, never a response with a nil error.
+func TestTransportNeverPassesOffAPartialBody(t *testing.T) {
+	t.Parallel()
+	t.Run("over the limit", func(t *testing.T) {
+		t.Parallel()
+		s := newScripted(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(200)
+			w.Write(bytes.Repeat([]byte("x"), 10000))
+		})
+		c := newClient(t, quickOptions(Options{MaxResponseBody: 5000}))
+		resp, err := c.HTTPClient().Post(s.srv.URL, "application/json", strings.NewReader(`{}`))
+		require.ErrorIs(t, err, ErrBodyTooLarge)
+		assert.Nil(t, resp)
+	})
+	t.Run("cut off", func(t *testing.T) {
+		t.Parallel()
+		release := make(chan struct{})
+		defer close(release)
+		s := newScripted(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Length", "100")
+			w.WriteHeader(201)
+			io.WriteString(w, `{"id":"ch_`)
+			w.(http.Flusher).Flush()
+			select {
+			case <-release:
+			case <-r.Context().Done():
+			}
+		})
+		c := newClient(t, quickOptions(Options{}))
+		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.srv.URL, strings.NewReader(`{}`))
+		require.NoError(t, err)
+		resp, err := c.HTTPClient().Do(req)
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		assert.Nil(t, resp)
+		var e *Error
+		require.ErrorAs(t, err, &e)
+		assert.Zero(t, e.StatusCode, "a cut-off body is no response")
+	})
+}
+
+// TestHTTPClientRedirects: an operation's redirect is returned to the
+// caller (the key is bound to the first URL); other requests follow them.
+func TestHTTPClientRedirects(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(_ int, w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/old":
+			http.Redirect(w, r, "/new", http.StatusTemporaryRedirect)
+		case "/page":
+			http.Redirect(w, r, "/moved", http.StatusFound)
+		default:
+			w.WriteHeader(http.StatusCreated)
+		}
+	})
+	c := newClient(t, quickOptions(Options{Journal: openJournal(t, "")}))
+	req := post(t, s.srv.URL+"/old", `{}`)
+	req.Header.Set("Idempotency-Key", "redirected-1")
+	resp, err := c.HTTPClient().Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusTemporaryRedirect, resp.StatusCode)
+	assert.Equal(t, "/new", resp.Header.Get("Location"))
+
+	resp, err = c.HTTPClient().Get(s.srv.URL + "/page")
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusCreated, resp.StatusCode, "a GET follows its redirect")
+	assert.Equal(t, "/moved", resp.Request.URL.Path)
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"sync"
 	"testing"
 	"time"
@@ -16,6 +17,7 @@ import (
 type seen struct {
 	Method string
 	Host   string
+	Query  url.Values
 	Key    string
 	Body   []byte
 	Header http.Header
@@ -42,7 +44,7 @@ func (s *scripted) serve(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
 	n := len(s.reqs)
-	s.reqs = append(s.reqs, seen{Method: r.Method, Host: r.Host, Key: r.Header.Get("Idempotency-Key"), Body: body, Header: r.Header.Clone()})
+	s.reqs = append(s.reqs, seen{Method: r.Method, Host: r.Host, Query: r.URL.Query(), Key: r.Header.Get("Idempotency-Key"), Body: body, Header: r.Header.Clone()})
 	s.mu.Unlock()
 	s.reply(n, w, r)
 }

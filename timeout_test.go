@@ -54,6 +54,45 @@ func TestAttemptTimeoutRetriesAHungAttempt(t *testing.T) {
 	}
 }
 
+// TestAttemptTimeoutBoundsTheBody: the first attempt's server sends its
+// headers and part of the body, then stalls. The attempt timeout ends the
+// reading on both transport paths, and the retry gets the answer.
+func TestAttemptTimeoutBoundsTheBody(t *testing.T) {
+	t.Parallel()
+	for name, rt := range map[string]http.RoundTripper{
+		"http.Transport (timer)":       http.DefaultTransport.(*http.Transport).Clone(),
+		"other RoundTripper (context)": wrapped{http.DefaultTransport.(*http.Transport).Clone()},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			release := make(chan struct{})
+			defer close(release)
+			s := newScripted(t, func(n int, w http.ResponseWriter, r *http.Request) {
+				if n == 0 {
+					w.Header().Set("Content-Length", "100")
+					w.WriteHeader(201)
+					io.WriteString(w, `{"id":"ch_`)
+					w.(http.Flusher).Flush()
+					select {
+					case <-release:
+					case <-r.Context().Done():
+					}
+					return
+				}
+				w.WriteHeader(201)
+				io.WriteString(w, `{"id":"ch_1"}`)
+			})
+			c := newClient(t, quickOptions(Options{Transport: rt, AttemptTimeout: 100 * time.Millisecond}))
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			defer cancel()
+			resp, err := c.Do(post(t, s.srv.URL, `{}`).WithContext(ctx))
+			require.NoError(t, err)
+			assert.Equal(t, `{"id":"ch_1"}`, string(resp.Body))
+			assert.Equal(t, 2, resp.Attempts)
+		})
+	}
+}
+
 func TestReadAtMost(t *testing.T) {
 	t.Parallel()
 	cases := []struct {

@@ -64,8 +64,11 @@ func (c *Client) send(ctx context.Context, op *Operation, header http.Header) (*
 	cl := &call{c: c, op: op}
 	cl.trace.WroteRequest = func(httptrace.WroteRequestInfo) { cl.wrote.Add(1) }
 	ctx = context.WithValue(httptrace.WithClientTrace(ctx, &cl.trace), callKey{}, cl)
-	u := op.u
-	if u == nil {
+	var u *url.URL
+	if op.u != nil {
+		cp := *op.u // PrepareRequest may change it; the caller's stays as it was
+		u = &cp
+	} else {
 		var err error
 		if u, err = url.Parse(op.URL); err != nil {
 			return nil, op.error(fmt.Errorf("idem: bad URL: %v", err), 0)
@@ -108,6 +111,33 @@ func (c *Client) send(ctx context.Context, op *Operation, header http.Header) (*
 	return cl.finish(resp, err)
 }
 
+// readResponse reads resp's body whole. Where the attempt timeout is the
+// transport's ResponseHeaderTimeout, which ends with the headers, a timer
+// bounds the body's reading too: when it fires it closes the body, and
+// the attempt fails with a timeout.
+func (c *Client) readResponse(resp *http.Response) ([]byte, error) {
+	if c.bodyTimeout <= 0 {
+		return readAtMost(resp.Body, resp.ContentLength, c.opts.MaxResponseBody)
+	}
+	body := resp.Body
+	t := time.AfterFunc(c.bodyTimeout, func() { body.Close() })
+	b, err := readAtMost(body, resp.ContentLength, c.opts.MaxResponseBody)
+	if !t.Stop() {
+		return nil, bodyTimeoutError{c.bodyTimeout}
+	}
+	return b, err
+}
+
+// bodyTimeoutError is a response body that did not arrive within the
+// attempt timeout. It is a net.Error whose Timeout is true.
+type bodyTimeoutError struct{ d time.Duration }
+
+func (e bodyTimeoutError) Error() string {
+	return fmt.Sprintf("idem: response body not read within the attempt timeout (%v)", e.d)
+}
+func (bodyTimeoutError) Timeout() bool   { return true }
+func (bodyTimeoutError) Temporary() bool { return true }
+
 func passThrough(resp *http.Response, err error, _ int) (*http.Response, error) { return resp, err }
 
 // checkRetry is called after every attempt. It reads the whole response
@@ -119,13 +149,17 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 	// net/http resends a request carrying Idempotency-Key on its own when
 	// a reused keep-alive connection turns out dead; count every write.
 	cl.attempts += max(1, int(cl.wrote.Swap(0)))
+	cl.err = nil
 	if err == nil {
 		cl.status, cl.header = resp.StatusCode, resp.Header
-		cl.body, err = readAtMost(resp.Body, resp.ContentLength, c.opts.MaxResponseBody)
+		cl.body, err = c.readResponse(resp)
 		resp.Body.Close() // also ends the attempt's timeout
 		resp.Body = http.NoBody
 		if errors.Is(err, ErrBodyTooLarge) {
 			return cl.stop(ErrBodyTooLarge)
+		}
+		if err != nil { // a cut-off body is no answer
+			cl.status, cl.header, cl.body = 0, nil, nil
 		}
 	}
 	cl.err = err
@@ -275,18 +309,19 @@ func isTimeout(err error) bool {
 
 // withAttemptTimeout bounds each attempt's wait for its response headers.
 // An *http.Transport is cloned with ResponseHeaderTimeout set, which costs
-// nothing per request; any other RoundTripper gets a per-attempt context.
+// nothing per request, and bodyTimeout, for the body, is d; any other
+// RoundTripper gets a per-attempt context, which covers the body too.
 // Neither exposes CloseIdleConnections, so retryablehttp, which calls it
 // when it gives up, cannot empty the connection pool.
-func withAttemptTimeout(rt http.RoundTripper, d time.Duration) http.RoundTripper {
+func withAttemptTimeout(rt http.RoundTripper, d time.Duration) (_ http.RoundTripper, bodyTimeout time.Duration) {
 	if t, ok := rt.(*http.Transport); ok {
 		t = t.Clone()
 		if t.ResponseHeaderTimeout == 0 || t.ResponseHeaderTimeout > d {
 			t.ResponseHeaderTimeout = d
 		}
-		return roundTripOnly{t}
+		return roundTripOnly{t}, d
 	}
-	return attemptTransport{rt, d}
+	return attemptTransport{rt, d}, 0
 }
 
 type roundTripOnly struct{ rt http.RoundTripper }
