@@ -54,6 +54,16 @@
 // waits for it (ON CONFLICT does), then runs again, at most a few times, to
 // see what that transaction left.
 //
+// # Isolation
+//
+// The store's own statements run each as its own transaction, at the
+// session's default isolation. Where that is REPEATABLE READ or
+// SERIALIZABLE, a statement that finds the key's row changed since its
+// snapshot fails with a serialization error; the store runs it again. The
+// work's transaction in transactional mode is always READ COMMITTED: lease
+// renewals update the key's row while the work runs, and a stricter level
+// would fail the fenced commit.
+//
 // # Durability
 //
 // Complete, and Work.Commit in transactional mode, commit with the server's
@@ -78,8 +88,8 @@
 // # Transactional mode
 //
 // With Options.Transactional, [Store.BeginWork] takes a connection from the
-// pool and begins a transaction (Options.TxOptions) that the handler reaches
-// through [Tx]. The work's Commit runs the fenced completion as the
+// pool and begins a READ COMMITTED transaction (Options.TxOptions) that the
+// handler reaches through [Tx]. The work's Commit runs the fenced completion as the
 // transaction's last statement and commits: the business writes and the
 // stored response are one atomic commit. If the lease was lost (the key was
 // taken over while the handler ran), the completion fails, the transaction

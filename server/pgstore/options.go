@@ -34,8 +34,13 @@ type Options struct {
 	// outside any transaction and stores the outcome with Complete.
 	Transactional bool
 
-	// TxOptions are passed to BEGIN in transactional mode. The zero value
-	// means the server's defaults (normally READ COMMITTED, read-write).
+	// TxOptions are passed to BEGIN in transactional mode. The isolation
+	// level is always READ COMMITTED (set explicitly, whatever the
+	// server's default): the lease is renewed by updating the key's row
+	// while the work runs, and at REPEATABLE READ or SERIALIZABLE the
+	// fenced completion would then fail with a serialization error. New
+	// refuses another IsoLevel. The other fields (access mode, deferrable)
+	// are free; the zero value means the server's defaults.
 	TxOptions pgx.TxOptions
 
 	// DurableClaims makes Claim, Renew, Release and Purge wait for their
@@ -80,7 +85,7 @@ func parseTable(name string) (tableName, error) {
 	return tableName{
 		quoted:  pgx.Identifier(parts).Sanitize(),
 		index:   pgx.Identifier{table + indexSuffix}.Sanitize(),
-		lockKey: "idem/pgstore:" + name,
+		lockKey: "idem/pgstore:migrate", // one for every spelling of every table
 	}, nil
 }
 

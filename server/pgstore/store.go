@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/idemhq/idem/server"
@@ -46,13 +47,21 @@ func New(pool *pgxpool.Pool, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	switch opts.TxOptions.IsoLevel {
+	case "":
+		opts.TxOptions.IsoLevel = pgx.ReadCommitted
+	case pgx.ReadCommitted:
+	default:
+		return nil, fmt.Errorf("pgstore: Options.TxOptions.IsoLevel %s: the work's transaction must be %s, because lease renewals update the key's row while it runs", opts.TxOptions.IsoLevel, pgx.ReadCommitted)
+	}
 	return &Store{pool: pool, opts: opts, name: name, q: buildQueries(name, opts.DurableClaims)}, nil
 }
 
 // Migrate creates the table and its expires_at index if they do not exist.
 // It is idempotent and safe to run from several processes at once: the
-// statements run in one transaction under an advisory lock named after the
-// table. It never alters an existing table.
+// statements run in one transaction under an advisory lock shared by all
+// pgstore migrations (so two spellings of one table, with and without its
+// schema, cannot race). It never alters an existing table.
 func (s *Store) Migrate(ctx context.Context) error {
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", s.name.lockKey); err != nil {
@@ -83,8 +92,11 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 		err := s.pool.QueryRow(ctx, s.q.claim, k.Scope, k.Key, fingerprint, token, lease.Microseconds()).Scan(
 			&acquired, &oldFingerprint, &oldToken, &completed, &status, &header, &body, &expiresAt, &takeover)
 		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-			continue // a concurrent claim committed after our snapshot: look again
+		case errors.Is(err, pgx.ErrNoRows), serializationFailure(err):
+			// A concurrent claim committed after our snapshot (a session
+			// at REPEATABLE READ or SERIALIZABLE reports it as a
+			// serialization failure): look again, with a new snapshot.
+			continue
 		case err != nil:
 			return server.Claim{}, translate(ctx, "claim", err)
 		case acquired:
@@ -120,7 +132,7 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 func (s *Store) takeover(ctx context.Context, k server.Key, fingerprint, token, seen string, lease time.Duration) (bool, error) {
 	var async bool
 	err := s.pool.QueryRow(ctx, s.q.takeover, k.Scope, k.Key, fingerprint, token, lease.Microseconds(), seen).Scan(&async)
-	if errors.Is(err, pgx.ErrNoRows) {
+	if errors.Is(err, pgx.ErrNoRows) || serializationFailure(err) {
 		return false, nil
 	}
 	if err != nil {
@@ -144,18 +156,48 @@ func (s *Store) Release(ctx context.Context, k server.Key, token string) error {
 // fenced runs a statement returning one row per row it changed and maps no
 // row to server.ErrLeaseLost.
 func (s *Store) fenced(ctx context.Context, op, sql string, args ...any) error {
-	var async bool
-	err := s.pool.QueryRow(ctx, sql, args...).Scan(&async)
+	var err error
+	for range serializationRetries {
+		var async bool
+		err = s.pool.QueryRow(ctx, sql, args...).Scan(&async)
+		if !serializationFailure(err) {
+			break
+		}
+	}
 	if errors.Is(err, pgx.ErrNoRows) {
 		return server.ErrLeaseLost
 	}
 	return translate(ctx, op, err)
 }
 
+// serializationRetries bounds how often a fenced single-statement write is
+// re-run after a serialization failure.
+const serializationRetries = 4
+
+// serializationFailure reports whether err is PostgreSQL's serialization
+// failure (40001). The store's statements each run as their own
+// transaction at the session's default isolation; at REPEATABLE READ or
+// SERIALIZABLE, a statement that finds the key's row changed since its
+// snapshot fails this way, where READ COMMITTED would re-check the latest
+// version. Run again, the statement takes a new snapshot.
+func serializationFailure(err error) bool {
+	var pe *pgconn.PgError
+	return errors.As(err, &pe) && pe.Code == "40001"
+}
+
 // Complete implements [server.Store]. One round trip; the commit waits
 // for the server's synchronous_commit (on disk, by default).
 func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp server.Response, retention time.Duration) error {
-	tag, err := s.pool.Exec(ctx, s.q.complete, completeArgs(k, token, resp, retention)...)
+	args := completeArgs(k, token, resp, retention)
+	var (
+		tag pgconn.CommandTag
+		err error
+	)
+	for range serializationRetries {
+		if tag, err = s.pool.Exec(ctx, s.q.complete, args...); !serializationFailure(err) {
+			break
+		}
+	}
 	if err != nil {
 		return translate(ctx, "complete", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -69,10 +70,14 @@ func TestMigrateIsIdempotent(t *testing.T) {
 	s, err := pgstore.New(pool, pgstore.Options{Table: table})
 	require.NoError(t, err)
 
+	// The same table, spelled with and without its schema: one lock.
+	bare, err := pgstore.New(pool, pgstore.Options{Table: strings.TrimPrefix(table, "public.")})
+	require.NoError(t, err)
 	var wg sync.WaitGroup
-	errs := make([]error, 6)
+	errs := make([]error, 8)
 	for i := range errs {
-		wg.Go(func() { errs[i] = s.Migrate(ctx) })
+		store := []*pgstore.Store{s, bare}[i%2]
+		wg.Go(func() { errs[i] = store.Migrate(ctx) })
 	}
 	wg.Wait()
 	for _, err := range errs {
