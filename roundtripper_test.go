@@ -96,16 +96,7 @@ func TestTransportNeverPassesOffAPartialBody(t *testing.T) {
 		t.Parallel()
 		release := make(chan struct{})
 		defer close(release)
-		s := newScripted(t, func(_ int, w http.ResponseWriter, r *http.Request) {
-			w.Header().Set("Content-Length", "100")
-			w.WriteHeader(201)
-			io.WriteString(w, `{"id":"ch_`)
-			w.(http.Flusher).Flush()
-			select {
-			case <-release:
-			case <-r.Context().Done():
-			}
-		})
+		s := newScripted(t, func(_ int, w http.ResponseWriter, r *http.Request) { stallBody(w, r, release) })
 		c := newClient(t, quickOptions(Options{}))
 		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 		defer cancel()

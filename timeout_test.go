@@ -19,39 +19,61 @@ type wrapped struct{ rt http.RoundTripper }
 
 func (w wrapped) RoundTrip(r *http.Request) (*http.Response, error) { return w.rt.RoundTrip(r) }
 
+// forEachTransportPath runs f on both ways the client bounds an attempt:
+// with an *http.Transport (ResponseHeaderTimeout, and a timer for the
+// body) and with another RoundTripper (a per-attempt context).
+func forEachTransportPath(t *testing.T, f func(t *testing.T, rt http.RoundTripper)) {
+	for name, rt := range map[string]http.RoundTripper{
+		"http.Transport":               http.DefaultTransport.(*http.Transport).Clone(),
+		"other RoundTripper (context)": wrapped{http.DefaultTransport.(*http.Transport).Clone()},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f(t, rt)
+		})
+	}
+}
+
+// stallBody answers 201 with headers promising 100 bytes, sends ten of
+// them, and waits until release is closed or the client goes away.
+func stallBody(w http.ResponseWriter, r *http.Request, release <-chan struct{}) {
+	w.Header().Set("Content-Length", "100")
+	w.WriteHeader(201)
+	io.WriteString(w, `{"id":"ch_`)
+	w.(http.Flusher).Flush()
+	select {
+	case <-release:
+	case <-r.Context().Done():
+	}
+}
+
 // TestAttemptTimeoutRetriesAHungAttempt: the first attempt's server never
 // answers; AttemptTimeout ends it and the retry gets the answer.
 func TestAttemptTimeoutRetriesAHungAttempt(t *testing.T) {
 	t.Parallel()
-	for name, rt := range map[string]http.RoundTripper{
-		"http.Transport (ResponseHeaderTimeout)": http.DefaultTransport.(*http.Transport).Clone(),
-		"other RoundTripper (context)":           wrapped{http.DefaultTransport.(*http.Transport).Clone()},
-	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			release := make(chan struct{})
-			defer close(release)
-			s := newScripted(t, func(n int, w http.ResponseWriter, r *http.Request) {
-				if n == 0 {
-					select { // hang until the test ends or the client gives up
-					case <-release:
-					case <-r.Context().Done():
-					}
-					return
+	forEachTransportPath(t, func(t *testing.T, rt http.RoundTripper) {
+		release := make(chan struct{})
+		defer close(release)
+		s := newScripted(t, func(n int, w http.ResponseWriter, r *http.Request) {
+			if n == 0 {
+				select { // hang until the test ends or the client gives up
+				case <-release:
+				case <-r.Context().Done():
 				}
-				w.WriteHeader(201)
-			})
-			c := newClient(t, quickOptions(Options{Transport: rt, AttemptTimeout: 100 * time.Millisecond}))
-			// Without the attempt timeout the call would hang until this
-			// deadline and fail.
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			resp, err := c.Do(post(t, s.srv.URL, `{}`).WithContext(ctx))
-			require.NoError(t, err)
-			assert.Equal(t, 201, resp.StatusCode)
-			assert.Equal(t, 2, resp.Attempts)
+				return
+			}
+			w.WriteHeader(201)
 		})
-	}
+		c := newClient(t, quickOptions(Options{Transport: rt, AttemptTimeout: 100 * time.Millisecond}))
+		// Without the attempt timeout the call would hang until this
+		// deadline and fail.
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		resp, err := c.Do(post(t, s.srv.URL, `{}`).WithContext(ctx))
+		require.NoError(t, err)
+		assert.Equal(t, 201, resp.StatusCode)
+		assert.Equal(t, 2, resp.Attempts)
+	})
 }
 
 // TestAttemptTimeoutBoundsTheBody: the first attempt's server sends its
@@ -59,38 +81,25 @@ func TestAttemptTimeoutRetriesAHungAttempt(t *testing.T) {
 // reading on both transport paths, and the retry gets the answer.
 func TestAttemptTimeoutBoundsTheBody(t *testing.T) {
 	t.Parallel()
-	for name, rt := range map[string]http.RoundTripper{
-		"http.Transport (timer)":       http.DefaultTransport.(*http.Transport).Clone(),
-		"other RoundTripper (context)": wrapped{http.DefaultTransport.(*http.Transport).Clone()},
-	} {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			release := make(chan struct{})
-			defer close(release)
-			s := newScripted(t, func(n int, w http.ResponseWriter, r *http.Request) {
-				if n == 0 {
-					w.Header().Set("Content-Length", "100")
-					w.WriteHeader(201)
-					io.WriteString(w, `{"id":"ch_`)
-					w.(http.Flusher).Flush()
-					select {
-					case <-release:
-					case <-r.Context().Done():
-					}
-					return
-				}
-				w.WriteHeader(201)
-				io.WriteString(w, `{"id":"ch_1"}`)
-			})
-			c := newClient(t, quickOptions(Options{Transport: rt, AttemptTimeout: 100 * time.Millisecond}))
-			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			defer cancel()
-			resp, err := c.Do(post(t, s.srv.URL, `{}`).WithContext(ctx))
-			require.NoError(t, err)
-			assert.Equal(t, `{"id":"ch_1"}`, string(resp.Body))
-			assert.Equal(t, 2, resp.Attempts)
+	forEachTransportPath(t, func(t *testing.T, rt http.RoundTripper) {
+		release := make(chan struct{})
+		defer close(release)
+		s := newScripted(t, func(n int, w http.ResponseWriter, r *http.Request) {
+			if n == 0 {
+				stallBody(w, r, release)
+				return
+			}
+			w.WriteHeader(201)
+			io.WriteString(w, `{"id":"ch_1"}`)
 		})
-	}
+		c := newClient(t, quickOptions(Options{Transport: rt, AttemptTimeout: 100 * time.Millisecond}))
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		resp, err := c.Do(post(t, s.srv.URL, `{}`).WithContext(ctx))
+		require.NoError(t, err)
+		assert.Equal(t, `{"id":"ch_1"}`, string(resp.Body))
+		assert.Equal(t, 2, resp.Attempts)
+	})
 }
 
 func TestReadAtMost(t *testing.T) {
