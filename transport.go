@@ -14,6 +14,7 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -64,11 +65,11 @@ func (c *Client) send(ctx context.Context, op *Operation, header http.Header) (*
 	cl := &call{c: c, op: op}
 	cl.trace.WroteRequest = func(httptrace.WroteRequestInfo) { cl.wrote.Add(1) }
 	ctx = context.WithValue(httptrace.WithClientTrace(ctx, &cl.trace), callKey{}, cl)
-	var u *url.URL
-	if op.u != nil {
-		cp := *op.u // PrepareRequest may change it; the caller's stays as it was
+	u := op.u
+	if u != nil && c.prepare != nil {
+		cp := *u // PrepareRequest may change it; the caller's stays as it was
 		u = &cp
-	} else {
+	} else if u == nil {
 		var err error
 		if u, err = url.Parse(op.URL); err != nil {
 			return nil, op.error(fmt.Errorf("idem: bad URL: %v", err), 0)
@@ -119,13 +120,56 @@ func (c *Client) readResponse(resp *http.Response) ([]byte, error) {
 	if c.bodyTimeout <= 0 {
 		return readAtMost(resp.Body, resp.ContentLength, c.opts.MaxResponseBody)
 	}
-	body := resp.Body
-	t := time.AfterFunc(c.bodyTimeout, func() { body.Close() })
-	b, err := readAtMost(body, resp.ContentLength, c.opts.MaxResponseBody)
-	if !t.Stop() {
+	bt := bodyTimers.Get().(*bodyTimer)
+	defer bodyTimers.Put(bt)
+	bt.arm(resp.Body, c.bodyTimeout)
+	b, err := readAtMost(resp.Body, resp.ContentLength, c.opts.MaxResponseBody)
+	if bt.disarm() {
 		return nil, bodyTimeoutError{c.bodyTimeout}
 	}
 	return b, err
+}
+
+// bodyTimer closes a response body if it is not read in time. Timers are
+// pooled, so bounding a body costs no allocation.
+type bodyTimer struct {
+	t     *time.Timer
+	mu    sync.Mutex
+	body  io.Closer // the body being read; nil when disarmed
+	fired bool
+}
+
+var bodyTimers = sync.Pool{New: func() any {
+	bt := new(bodyTimer)
+	bt.t = time.AfterFunc(time.Hour, bt.fire)
+	bt.t.Stop()
+	return bt
+}}
+
+func (bt *bodyTimer) fire() {
+	bt.mu.Lock()
+	defer bt.mu.Unlock()
+	if bt.body != nil { // not disarmed meanwhile
+		bt.body.Close()
+		bt.fired = true
+	}
+}
+
+func (bt *bodyTimer) arm(body io.Closer, d time.Duration) {
+	bt.mu.Lock()
+	bt.body, bt.fired = body, false
+	bt.mu.Unlock()
+	bt.t.Reset(d)
+}
+
+// disarm stops the timer and reports whether it closed the body first. A
+// fire that runs late finds nothing to close.
+func (bt *bodyTimer) disarm() bool {
+	bt.t.Stop()
+	bt.mu.Lock()
+	defer bt.mu.Unlock()
+	bt.body = nil
+	return bt.fired
 }
 
 // bodyTimeoutError is a response body that did not arrive within the
