@@ -19,8 +19,8 @@ const (
 	Pending State = 1 + iota
 	// Completed: the server answered 2xx or 3xx.
 	Completed
-	// Failed: the server gave a final non-success answer (a 4xx that is
-	// not retried, or any replayed non-success status).
+	// Failed: the server gave a final status of 400 or more (a 4xx or 5xx
+	// that is not retried, or any replayed non-success status).
 	Failed
 	// Expired: still pending when the server's key retention ran out, so
 	// it was not sent again. It needs reconciling.

@@ -46,8 +46,9 @@
 // # Fingerprints
 //
 // A repeat must be the same request. [Fingerprint] covers the method, the
-// path, the query in canonical order and the body; JSON bodies are
-// canonicalised, so member order and whitespace do not matter.
+// path, the query in canonical order and the body; JSON bodies (Content-Type
+// application/json or …+json) are canonicalised, so member order and
+// whitespace do not matter. Other bodies count byte for byte.
 //
 // # Outcomes
 //

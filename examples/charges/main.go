@@ -6,7 +6,8 @@
 //
 //	curl -i -X POST localhost:8080/charges -H 'X-Client-Id: acme' \
 //	     -H 'Idempotency-Key: order-1' -d '{"amount": 1000, "currency": "usd"}'
-//	# the same again: the same charge, with Idempotent-Replayed: true
+//	# run the POST again: the same charge, with Idempotent-Replayed: true
+//	# list acme's charges: still one
 //	curl -s localhost:8080/charges -H 'X-Client-Id: acme'
 //
 // POST /charges needs X-Client-Id (the idempotency scope; 401 without it)

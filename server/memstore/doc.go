@@ -22,9 +22,8 @@
 // a running record whose lease lapsed is kept for Options.Abandon (default
 // 24 h) so a retry can take it over. Expired records are forgotten lazily,
 // when their key is claimed, and in passing when a new key is added: the
-// completed records sit in a queue in the order they completed, and each
-// new key forgets the expired ones at its front, a bounded number at a
-// time. No goroutine is needed and no call pays for a full scan.
+// completed records sit in a queue in the order they expire, and each new
+// key forgets the expired ones at its front, a bounded number at a time. No goroutine is needed and no call pays for a full scan.
 //
 // # Time
 //
