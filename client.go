@@ -248,12 +248,13 @@ func (c *Client) do(ctx context.Context, op *Operation, header http.Header) (*Re
 			return nil, op.error(err, 0)
 		}
 		if prev != nil {
-			if prev.Fingerprint != op.Fingerprint {
+			if prev.Fingerprint != op.Fingerprint && !op.legacyFingerprint(prev.Fingerprint) {
 				return nil, op.error(ErrKeyReused, 0)
 			}
 			if prev.State != Pending {
 				return c.fromJournal(prev)
 			}
+			prev.u = op.u // the live URL, with any user information the journal left out
 			op = prev
 			if c.pastRetention(op, time.Now()) {
 				return nil, c.expire(op)

@@ -439,3 +439,73 @@ func TestDoNamedRefusesAnEmptyName(t *testing.T) {
 	require.Error(t, err)
 	assert.Empty(t, s.seen())
 }
+
+// TestErrorStatusIsTheLastAttempts: when the context ends during an
+// attempt that got no response, Error.StatusCode is 0, not the status of
+// an earlier attempt.
+func TestErrorStatusIsTheLastAttempts(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n == 0 {
+			w.WriteHeader(503)
+			return
+		}
+		<-r.Context().Done()
+	})
+	c := newClient(t, quickOptions(Options{}))
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	_, err := c.Do(post(t, s.srv.URL, `{}`).WithContext(ctx))
+	require.ErrorIs(t, err, context.DeadlineExceeded)
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	assert.Zero(t, e.StatusCode, "the last attempt got no response")
+	assert.Equal(t, 2, e.Attempts)
+}
+
+// TestDoContinuesWithTheURLsUserInformation: user information is not
+// journaled, but Do called again for a pending operation sends the live
+// URL's, on every attempt.
+func TestDoContinuesWithTheURLsUserInformation(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(503, 503, 201))
+	c := newClient(t, quickOptions(Options{Journal: openJournal(t, ""), MaxAttempts: 2}))
+	u := strings.Replace(s.srv.URL, "http://", "http://alice:secret@", 1)
+	send := func() (*Response, error) {
+		req := post(t, u, `{}`)
+		req.Header.Set("Idempotency-Key", "basic-auth-1")
+		return c.Do(req)
+	}
+	_, err := send()
+	require.ErrorIs(t, err, ErrRetriesExhausted)
+	resp, err := send()
+	require.NoError(t, err)
+	assert.Equal(t, 201, resp.StatusCode)
+	require.Len(t, s.seen(), 3)
+	for i, r := range s.seen() {
+		assert.NotEmpty(t, r.Header.Get("Authorization"), "attempt %d", i)
+	}
+}
+
+// TestDoContinuesAnOlderJournalsPendingOperation: journals written before
+// user information was left out of URLs fingerprinted the URL with it;
+// their pending operations still continue, rather than being refused as
+// a reused key.
+func TestDoContinuesAnOlderJournalsPendingOperation(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(201))
+	j := openJournal(t, "")
+	u := strings.Replace(s.srv.URL, "http://", "http://alice:secret@", 1)
+	now := time.Now()
+	op := &Operation{Key: "older", Method: http.MethodPost, URL: u, State: Pending, Body: []byte(`{}`),
+		CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	op.Fingerprint = fingerprint(op.Method, op.URL, op.Body)
+	_, err := j.begin(op)
+	require.NoError(t, err)
+	c := newClient(t, quickOptions(Options{Journal: j}))
+	req := post(t, u, `{}`)
+	req.Header.Set("Idempotency-Key", "older")
+	resp, err := c.Do(req)
+	require.NoError(t, err)
+	assert.Equal(t, 201, resp.StatusCode)
+}

@@ -109,6 +109,13 @@ type Result struct {
 	Replayed bool
 }
 
+// legacyFingerprint reports whether fp is op's fingerprint as journals
+// written before user information was left out of URLs computed it (over
+// the URL with it), so their pending operations still continue.
+func (op *Operation) legacyFingerprint(fp [32]byte) bool {
+	return op.u != nil && op.u.User != nil && fp == fingerprint(op.Method, op.u.String(), op.Body)
+}
+
 func fingerprint(method, url string, body []byte) [32]byte {
 	h := sha256.New()
 	var n [binary.MaxVarintLen64]byte
@@ -123,19 +130,26 @@ func fingerprint(method, url string, body []byte) [32]byte {
 
 // recordVersion is the first byte of every encoded operation. A reader
 // refuses versions it does not know rather than guess. Version 2 added
-// Host; version 1 records still decode, with no Host.
+// Host; a record without one is still written as version 1, which every
+// release reads.
 const recordVersion = 2
 
 // encode appends op in the journal's binary format: a version byte, then
 // fields in a fixed order, strings and byte slices length-prefixed with
 // uvarints, times as varint Unix nanoseconds.
 func (op *Operation) encode(b []byte) []byte {
-	b = append(b, recordVersion, byte(op.State))
+	version := byte(1)
+	if op.Host != "" {
+		version = recordVersion
+	}
+	b = append(b, version, byte(op.State))
 	b = appendString(b, op.Key)
 	b = appendString(b, op.Name)
 	b = appendString(b, op.Method)
 	b = appendString(b, op.URL)
-	b = appendString(b, op.Host)
+	if version >= 2 {
+		b = appendString(b, op.Host)
+	}
 	b = appendHeader(b, op.Header)
 	b = appendBytes(b, op.Body)
 	b = append(b, op.Fingerprint[:]...)

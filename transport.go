@@ -121,10 +121,16 @@ func (c *Client) readResponse(resp *http.Response) ([]byte, error) {
 		return readAtMost(resp.Body, resp.ContentLength, c.opts.MaxResponseBody)
 	}
 	bt := bodyTimers.Get().(*bodyTimer)
-	defer bodyTimers.Put(bt)
 	bt.arm(resp.Body, c.bodyTimeout)
 	b, err := readAtMost(resp.Body, resp.ContentLength, c.opts.MaxResponseBody)
-	if bt.disarm() {
+	fired, stopped := bt.disarm()
+	if stopped {
+		// The timer's function will not run for this arming: safe to
+		// reuse. Otherwise it may still be on its way, and would close
+		// the next user's body; that timer is dropped.
+		bodyTimers.Put(bt)
+	}
+	if fired && err != nil { // a body read whole just in time stands
 		return nil, bodyTimeoutError{c.bodyTimeout}
 	}
 	return b, err
@@ -162,14 +168,15 @@ func (bt *bodyTimer) arm(body io.Closer, d time.Duration) {
 	bt.t.Reset(d)
 }
 
-// disarm stops the timer and reports whether it closed the body first. A
-// fire that runs late finds nothing to close.
-func (bt *bodyTimer) disarm() bool {
-	bt.t.Stop()
+// disarm stops the timer. It reports whether the timer closed the body,
+// and whether it stopped the timer before its function started: if not,
+// the function may still run, late, and finds nothing to close.
+func (bt *bodyTimer) disarm() (fired, stopped bool) {
+	stopped = bt.t.Stop()
 	bt.mu.Lock()
 	defer bt.mu.Unlock()
 	bt.body = nil
-	return bt.fired
+	return bt.fired, stopped
 }
 
 // bodyTimeoutError is a response body that did not arrive within the
@@ -202,11 +209,11 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 		if errors.Is(err, ErrBodyTooLarge) {
 			return cl.stop(ErrBodyTooLarge)
 		}
-		if err != nil { // a cut-off body is no answer
-			cl.status, cl.header, cl.body = 0, nil, nil
-		}
 	}
 	cl.err = err
+	if err != nil { // no response, or a cut-off body, which is none
+		cl.status, cl.header, cl.body = 0, nil, nil
+	}
 	if err == nil && (isReplayed(resp.Header) || !isRetryableStatus(resp.StatusCode)) {
 		cl.report(false) // a final answer, even if ctx ended meanwhile
 		return false, nil
@@ -216,7 +223,6 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 	}
 	timeout := false
 	if err != nil {
-		cl.status, cl.header, cl.body = 0, nil, nil
 		if !retryableError(err) {
 			return cl.stop(err)
 		}
