@@ -131,7 +131,9 @@ func (c *Client) DoNamed(name string, req *http.Request) (*Response, error) {
 
 func (c *Client) doRequest(req *http.Request, name string) (*Response, error) {
 	body, err := c.readBody(req)
-	op := &Operation{Name: name, Method: req.Method, u: req.URL}
+	cl := &call{c: c} // one allocation for the call and its operation
+	op := &cl.own
+	op.Name, op.Method, op.u = name, req.Method, req.URL
 	if req.Host != req.URL.Host {
 		op.Host = req.Host // an override; http.NewRequest copies the URL's host
 	}
@@ -153,7 +155,7 @@ func (c *Client) doRequest(req *http.Request, name string) (*Response, error) {
 		return nil, op.error(err, 0)
 	}
 	op.Body = body
-	return c.do(req.Context(), op, req.Header)
+	return c.do(req.Context(), cl, op, req.Header)
 }
 
 // NamedKey returns the idempotency key bound to an application name, such
@@ -225,7 +227,7 @@ func readAtMost(r io.Reader, size, limit int64) ([]byte, error) {
 // do runs op to a final answer, journaling it if there is a journal. header
 // is the live request's header (credentials included) or, for a resumed
 // operation, the journaled one.
-func (c *Client) do(ctx context.Context, op *Operation, header http.Header) (*Response, error) {
+func (c *Client) do(ctx context.Context, cl *call, op *Operation, header http.Header) (*Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, op.error(err, 0) // nothing journaled, nothing sent
 	}
@@ -261,7 +263,7 @@ func (c *Client) do(ctx context.Context, op *Operation, header http.Header) (*Re
 			}
 		}
 	}
-	return c.send(ctx, op, header)
+	return c.send(ctx, cl, op, header)
 }
 
 // fromJournal answers a repeat of a finished operation from its record.

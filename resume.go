@@ -77,5 +77,5 @@ func (c *Client) resume(ctx context.Context, op *Operation, sem chan struct{}) (
 		return nil, op.error(ctx.Err(), 0)
 	}
 	cp := *op
-	return c.do(ctx, &cp, op.Header)
+	return c.do(ctx, nil, &cp, op.Header)
 }

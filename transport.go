@@ -27,8 +27,10 @@ import (
 // attempts, so that the policy lives here and retryablehttp stays an
 // implementation detail.
 type call struct {
-	c  *Client
-	op *Operation
+	c    *Client
+	op   *Operation
+	own  Operation // op, when the call made it (not a journaled one)
+	resp Response  // the answer, returned by pointer
 
 	trace    httptrace.ClientTrace
 	wrote    atomic.Int32 // requests written during the current attempt
@@ -61,8 +63,11 @@ func (c *Client) newRetrier() *retryablehttp.Client {
 }
 
 // send makes op's attempts until a final answer or a reason to stop.
-func (c *Client) send(ctx context.Context, op *Operation, header http.Header) (*Response, error) {
-	cl := &call{c: c, op: op}
+func (c *Client) send(ctx context.Context, cl *call, op *Operation, header http.Header) (*Response, error) {
+	if cl == nil {
+		cl = &call{c: c}
+	}
+	cl.op = op
 	cl.trace.WroteRequest = func(httptrace.WroteRequestInfo) { cl.wrote.Add(1) }
 	ctx = context.WithValue(httptrace.WithClientTrace(ctx, &cl.trace), callKey{}, cl)
 	u := op.u
@@ -301,14 +306,15 @@ func (cl *call) finish(resp *http.Response, err error) (*Response, error) {
 	if c.journal != nil {
 		c.record(op, cl, replayed)
 	}
-	return c.answer(op, &Response{
+	cl.resp = Response{
 		StatusCode: cl.status,
 		Header:     cl.header,
 		Body:       cl.body,
 		Key:        op.Key,
 		Attempts:   cl.attempts,
 		Replayed:   replayed,
-	})
+	}
+	return c.answer(op, &cl.resp)
 }
 
 // record writes the final answer to the journal. The write is lazy: if it
