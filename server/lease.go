@@ -29,9 +29,10 @@ type attempt struct {
 	since      uint64      // the renewer's tick at the last renewal, likewise
 	timer      *time.Timer // without a renewer
 
-	mu    sync.Mutex
-	ended bool
-	lost  bool
+	mu       sync.Mutex
+	ended    bool
+	lost     bool
+	renewing bool // a renewal is under way: a slow store gets one at a time
 }
 
 // start starts the work on k, acquired under token. It returns the
@@ -71,16 +72,21 @@ func (a *attempt) start(parent context.Context, store Store, k Key, token string
 // still be valid. It reports whether renewal should go on.
 func (a *attempt) renew() bool {
 	a.mu.Lock()
-	over := a.ended || a.lost
+	over, busy := a.ended || a.lost, a.renewing
+	a.renewing = a.renewing || !over
 	a.mu.Unlock()
 	if over {
 		return false
+	}
+	if busy { // the previous renewal has not returned: skip this one
+		return true
 	}
 	ctx, cancel := context.WithTimeout(&a.detached, a.renewEvery)
 	err := a.store.Renew(ctx, a.key, a.token, a.lease)
 	cancel()
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	a.renewing = false
 	if a.ended {
 		return false
 	}

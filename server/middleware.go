@@ -159,18 +159,29 @@ func (h *handler) readBody(r *http.Request) ([]byte, *problem) {
 	if r.ContentLength >= 0 {
 		body := make([]byte, r.ContentLength)
 		if _, err := io.ReadFull(r.Body, body); err != nil {
-			return nil, problemBodyUnreadable
+			return nil, unreadable(err)
 		}
 		return body, nil
 	}
 	body, err := io.ReadAll(io.LimitReader(r.Body, limit+1))
 	switch {
 	case err != nil:
-		return nil, problemBodyUnreadable
+		return nil, unreadable(err)
 	case int64(len(body)) > limit:
 		return nil, problemBodyTooLarge
 	}
 	return body, nil
+}
+
+// unreadable is the answer to a body that failed to read with err: 413 if
+// an outer http.MaxBytesReader cut it off (a retry would fail the same
+// way), 400 otherwise.
+func unreadable(err error) *problem {
+	var tooLarge *http.MaxBytesError
+	if errors.As(err, &tooLarge) {
+		return problemBodyTooLarge
+	}
+	return problemBodyUnreadable
 }
 
 // run runs the handler for a key acquired with fingerprint fp under token, records or
@@ -188,7 +199,15 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, k Key, fp, token s
 		h.storeFailed(w, r, k, "begin work", err)
 		return
 	}
-	rec.header = make(http.Header, 4)
+	// The handler sees, and may change or delete, the headers the chain
+	// around the middleware set, as it would without it; only what it
+	// adds or changes is recorded.
+	outer := w.Header()
+	if len(outer) == 0 {
+		rec.header = make(http.Header, 4)
+	} else {
+		rec.header = outer.Clone()
+	}
 	ex.body.Reset(body)
 	r = r.WithContext(ctx)
 	r.Body, r.ContentLength = &ex.body, int64(len(body))
@@ -202,12 +221,20 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, k Key, fp, token s
 	h.next.ServeHTTP(rec, r)
 	returned = true
 
+	if !rec.wroteHeader && rec.body.Len() == 0 && ctx.Err() != nil {
+		// The handler gave up on a cancelled request (the client left,
+		// or the lease was lost) without answering. There is no outcome
+		// to record: a 200 with no body would tell every retry the work
+		// was done.
+		h.cancelled(w, a)
+		return
+	}
 	resp := rec.response()
 	var stored *Response
 	if !h.cfg.storable(resp.Status) {
 		err = a.release()
 	} else {
-		stored = &Response{Status: resp.Status, Header: storedHeader(resp.Header), Body: resp.Body}
+		stored = &Response{Status: resp.Status, Header: storedHeader(changedHeader(resp.Header, outer)), Body: resp.Body}
 		if err = a.complete(*stored, h.cfg.retention); err != nil {
 			stored = nil
 		}
@@ -217,7 +244,7 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, k Key, fp, token s
 	}
 	switch {
 	case err == nil:
-		send(w, resp)
+		sendFirst(w, resp)
 	case errors.Is(err, ErrLeaseLost):
 		if h.cfg.log != nil {
 			h.cfg.log.Warn("idem: outcome not recorded, key taken over", "scope", k.Scope, "key", k.Key)
@@ -238,8 +265,23 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, k Key, fp, token s
 			}
 			h.cfg.log.Error(msg, "scope", k.Scope, "key", k.Key, "status", resp.Status, "err", err)
 		}
-		send(w, resp)
+		sendFirst(w, resp)
 	}
+}
+
+// cancelled releases the key of a handler that returned without
+// answering a cancelled request, and answers 500 (nothing recorded, retry
+// with the same key), or 409 if the lease was lost.
+func (h *handler) cancelled(w http.ResponseWriter, a *attempt) {
+	err := a.release()
+	switch {
+	case errors.Is(err, ErrLeaseLost):
+		problemLeaseLost.write(w)
+		return
+	case err != nil && h.cfg.log != nil:
+		h.cfg.log.Error("idem: release after a cancelled request failed", "scope", a.key.Scope, "key", a.key.Key, "err", err)
+	}
+	problemHandlerFailed.write(w)
 }
 
 // abandon handles a handler that panicked (v != nil) or called

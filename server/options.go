@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net/http"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -132,6 +133,13 @@ func (o Options) config() (config, error) {
 	}
 	if len(c.methods) == 0 {
 		c.methods = []string{http.MethodPost, http.MethodPatch}
+	}
+	for _, m := range c.methods {
+		for _, std := range []string{http.MethodPost, http.MethodPatch, http.MethodPut, http.MethodDelete, http.MethodGet} {
+			if m != std && strings.EqualFold(m, std) {
+				return c, fmt.Errorf("idem/server: Options.Methods has %q: methods are case-sensitive, so it would protect no %s request", m, std)
+			}
+		}
 	}
 	if c.lease == 0 {
 		c.lease = DefaultLease

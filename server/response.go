@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // recorder is the http.ResponseWriter a handler behind the middleware
 // writes to. It buffers the whole response, so the outcome can be recorded
-// before the client sees it. Flush is accepted and does nothing;
+// before the client sees it. Flush fixes the status and sends nothing;
 // informational (1xx) responses are dropped; hijacking is not offered.
+// Unlike net/http, header fields set after the status are kept, and
+// trailers are not supported (they are neither sent as trailers nor
+// recorded).
 type recorder struct {
 	header      http.Header
 	status      int
@@ -41,12 +45,18 @@ func (rec *recorder) Write(p []byte) (int, error) {
 	return rec.body.Write(p)
 }
 
-// Flush does nothing: the response is sent once it is recorded.
-func (rec *recorder) Flush() {}
+// Flush sends nothing (the response is sent once it is recorded) but, as
+// in net/http, it fixes the status: 200 if none was written.
+func (rec *recorder) Flush() {
+	if !rec.wroteHeader {
+		rec.WriteHeader(http.StatusOK)
+	}
+}
 
 // response finishes the recording as net/http would (status 200 if none
 // was written, a sniffed Content-Type if none was set) and returns it,
-// sharing the recorder's storage.
+// sharing the recorder's storage. Its Header is the whole response
+// header, the fields the chain around the middleware set included.
 func (rec *recorder) response() Response {
 	if !rec.wroteHeader {
 		rec.status = http.StatusOK
@@ -58,8 +68,9 @@ func (rec *recorder) response() Response {
 	return Response{Status: rec.status, Header: rec.header, Body: body}
 }
 
-// send writes resp to w. The header values are shared, capped so that
-// appending to them in w copies them first.
+// send writes resp to w: its header fields replace those of the same
+// names in w. The header values are shared, capped so that appending to
+// them in w copies them first.
 func send(w http.ResponseWriter, resp Response) {
 	dst := w.Header()
 	for name, vals := range resp.Header {
@@ -81,6 +92,36 @@ func replay(w http.ResponseWriter, resp Response) {
 		h.Set("Content-Length", strconv.Itoa(len(resp.Body)))
 	}
 	send(w, resp)
+}
+
+// sendFirst writes the handler's own answer to w, whose header becomes
+// exactly the recorded one: fields the handler deleted from those the
+// chain set are deleted.
+func sendFirst(w http.ResponseWriter, resp Response) {
+	dst := w.Header()
+	for name := range dst {
+		if _, ok := resp.Header[name]; !ok {
+			delete(dst, name)
+		}
+	}
+	send(w, resp)
+}
+
+// changedHeader returns the fields of h that differ from those in outer
+// (the header the chain around the middleware set before the handler
+// ran): what the handler added or changed. It returns h itself when outer
+// is empty.
+func changedHeader(h, outer http.Header) http.Header {
+	if len(outer) == 0 {
+		return h
+	}
+	out := make(http.Header, len(h))
+	for name, vals := range h {
+		if !slices.Equal(vals, outer[name]) {
+			out[name] = vals
+		}
+	}
+	return out
 }
 
 // storedHeader returns the fields of h that are recorded and replayed:

@@ -1,0 +1,191 @@
+package server_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemhq/idem/server"
+)
+
+func singleTenant() server.Options { return server.Options{SingleTenant: true} }
+
+// TestCancelledRequestWithoutAnswerIsReleased: the client goes away and
+// the handler, seeing its context cancelled, returns without writing. No
+// outcome is recorded (an empty 200 would tell every retry the work was
+// done): the key is released and the retry runs the handler.
+func TestCancelledRequestWithoutAnswerIsReleased(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	entered := make(chan struct{})
+	handler := server.Middleware(newMemstore(), singleTenant())(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if calls.Add(1) == 1 {
+			close(entered)
+			<-r.Context().Done() // a database call returning context.Canceled, say
+			return
+		}
+		w.WriteHeader(http.StatusCreated)
+		io.WriteString(w, "charged")
+	}))
+	srv := newServer(t, handler)
+	client := &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
+	post := func(ctx context.Context) (*http.Response, error) {
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, strings.NewReader("x"))
+		require.NoError(t, err)
+		req.Header.Set("Idempotency-Key", "cancelled-1")
+		return client.Do(req)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-entered; cancel() }()
+	_, err := post(ctx)
+	require.Error(t, err)
+
+	// The first request's release races this retry: until it lands, the
+	// retry is told the first is still running.
+	var resp *http.Response
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		resp, err = post(context.Background())
+		require.NoError(t, err)
+		if resp.StatusCode != http.StatusConflict || time.Now().After(deadline) {
+			break
+		}
+		resp.Body.Close()
+		time.Sleep(5 * time.Millisecond)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, http.StatusCreated, resp.StatusCode)
+	assert.Equal(t, "charged", string(body))
+	assert.Empty(t, resp.Header.Get(server.ReplayedHeader))
+	assert.Equal(t, int64(2), calls.Load(), "the retry ran the work that never happened")
+}
+
+// TestHeadersOfTheSurroundingChain: headers set around the middleware (a
+// CORS layer's Vary, a default Content-Type, a request ID) are seen and
+// kept by the handler as without the middleware, and a replay records
+// only what the handler set: the request ID is the replay's own.
+func TestHeadersOfTheSurroundingChain(t *testing.T) {
+	t.Parallel()
+	var n atomic.Int64
+	outer := func(h http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			w.Header().Set("Vary", "Origin")
+			w.Header().Set("X-Request-Id", strings.Repeat("r", int(n.Add(1))))
+			w.Header().Set("X-Removed", "by the handler")
+			h.ServeHTTP(w, r)
+		})
+	}
+	inner := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Add("Vary", "Accept-Encoding")
+		w.Header().Del("X-Removed")
+		w.Write([]byte(`{"ok":true}`))
+	})
+	plain := serveDirect(outer(inner), "chain-1", "x").Header()
+	protected := outer(server.Middleware(newMemstore(), singleTenant())(inner))
+	first := serveDirect(protected, "chain-1", "x").Header()
+	again := serveDirect(protected, "chain-1", "x").Header()
+
+	for name, h := range map[string]http.Header{"first answer": first, "replay": again} {
+		assert.Equal(t, "application/json", h.Get("Content-Type"), name)
+		assert.Equal(t, plain.Values("Vary"), h.Values("Vary"), name)
+	}
+	assert.Empty(t, first.Get("X-Removed"), "the handler deleted it")
+	assert.Equal(t, "rr", first.Get("X-Request-Id"))
+	assert.Equal(t, "true", again.Get(server.ReplayedHeader))
+	assert.Equal(t, "rrr", again.Get("X-Request-Id"), "the replay's own request ID, not the first's")
+}
+
+// TestBodyCutByAnOuterLimitIs413: an http.MaxBytesHandler around the
+// middleware, below its MaxBody, cuts the body off. That is 413, not a 400
+// that invites a retry doomed to fail the same way.
+func TestBodyCutByAnOuterLimitIs413(t *testing.T) {
+	t.Parallel()
+	h := http.MaxBytesHandler(server.Middleware(newMemstore(), singleTenant())(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusCreated)
+	})), 100)
+	for _, chunked := range []bool{false, true} {
+		var body io.Reader = strings.NewReader(strings.Repeat("a", 200))
+		if chunked {
+			body = io.MultiReader(body) // no length known
+		}
+		req := httptest.NewRequest(http.MethodPost, "/", body)
+		req.Header.Set("Idempotency-Key", "cut-1")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		assert.Equal(t, http.StatusRequestEntityTooLarge, rec.Code, "chunked %v", chunked)
+		assert.Contains(t, rec.Body.String(), server.ProblemBodyTooLarge)
+	}
+}
+
+// TestFlushFixesTheStatus: as in net/http, Flush before any status fixes
+// it at 200, and a later WriteHeader(500) changes nothing.
+func TestFlushFixesTheStatus(t *testing.T) {
+	t.Parallel()
+	h := server.Middleware(newMemstore(), singleTenant())(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.(http.Flusher).Flush()
+		w.WriteHeader(http.StatusInternalServerError)
+		io.WriteString(w, "done")
+	}))
+	first := serveDirect(h, "flush-1", "x")
+	assert.Equal(t, http.StatusOK, first.Code)
+	again := serveDirect(h, "flush-1", "x")
+	assert.Equal(t, http.StatusOK, again.Code)
+	assert.Equal(t, "true", again.Header().Get(server.ReplayedHeader), "a 200 is recorded")
+}
+
+// TestMethodsAreCaseSensitive: Methods: {"post"} would protect nothing,
+// since methods are case-sensitive; Middleware refuses it.
+func TestMethodsAreCaseSensitive(t *testing.T) {
+	t.Parallel()
+	assert.Panics(t, func() {
+		server.Middleware(newMemstore(), server.Options{SingleTenant: true, Methods: []string{"post"}})
+	})
+	assert.NotPanics(t, func() {
+		server.Middleware(newMemstore(), server.Options{SingleTenant: true, Methods: []string{"POST", "PURGE"}})
+	})
+}
+
+// slowRenewals is a store whose Renew takes long and ignores its context;
+// it records the most Renew calls under way at once.
+type slowRenewals struct {
+	server.Store
+	mu            sync.Mutex
+	running, most int
+}
+
+func (s *slowRenewals) Renew(ctx context.Context, k server.Key, token string, lease time.Duration) error {
+	s.mu.Lock()
+	s.running++
+	s.most = max(s.most, s.running)
+	s.mu.Unlock()
+	time.Sleep(150 * time.Millisecond)
+	s.mu.Lock()
+	s.running--
+	s.mu.Unlock()
+	return s.Store.Renew(ctx, k, token, lease)
+}
+
+// TestSlowRenewalsDoNotPileUp: while the store's Renew is slow, an attempt
+// has one renewal under way at a time, not one more per tick.
+func TestSlowRenewalsDoNotPileUp(t *testing.T) {
+	t.Parallel()
+	store := &slowRenewals{Store: newMemstore()}
+	h := server.Middleware(store, server.Options{SingleTenant: true, Lease: 30 * time.Millisecond})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		time.Sleep(400 * time.Millisecond)
+		w.WriteHeader(http.StatusCreated)
+	}))
+	serveDirect(h, "slow-renew-1", "x")
+	store.mu.Lock()
+	defer store.mu.Unlock()
+	assert.Equal(t, 1, store.most)
+}
