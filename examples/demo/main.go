@@ -44,6 +44,7 @@ type result struct {
 	charges    int
 	duplicates int // charges beyond one per operation
 	twice      int // operations charged more than once
+	missing    int // operations answered 201 that have no charge
 }
 
 func main() {
@@ -96,13 +97,15 @@ func main() {
 	for _, r := range results {
 		fmt.Printf("%-34s %s\n", r.name+":", verdict(r))
 	}
-	if idem := results[1]; idem.duplicates > 0 || idem.failed > 0 {
+	if idem := results[1]; idem.duplicates > 0 || idem.failed > 0 || idem.missing > 0 {
 		os.Exit(1)
 	}
 }
 
 func verdict(r result) string {
 	switch {
+	case r.missing > 0:
+		return fmt.Sprintf("%d operations answered as done have no charge.", r.missing)
 	case r.duplicates > 0:
 		return fmt.Sprintf("%d customers paid more than once (%d extra charges): each retry after a lost answer charged again.", r.twice, r.duplicates)
 	case r.failed > 0:
@@ -111,8 +114,10 @@ func verdict(r result) string {
 	return "every charge made exactly once; lost answers were replayed, not re-executed."
 }
 
+// body is operation i's charge. Amounts start at 1000, clear of the
+// amount the example service declines (402).
 func body(i int) []byte {
-	return fmt.Appendf(nil, `{"amount":%d,"currency":"usd","ref":"op-%d"}`, 100+i, i)
+	return fmt.Appendf(nil, `{"amount":%d,"currency":"usd","ref":"op-%d"}`, 1000+i, i)
 }
 
 // batch runs send for operations 0..n-1, conc at a time.
@@ -143,6 +148,7 @@ func plainRun(ctx context.Context, svc *charges.Service, proxy *faultproxy.Proxy
 		Backoff:      retryablehttp.DefaultBackoff,
 	}
 	var failed atomic.Int64
+	answered := make([]atomic.Bool, n)
 	batch(n, conc, func(i int) {
 		req, _ := retryablehttp.NewRequestWithContext(ctx, http.MethodPost, proxy.URL()+"/charges", body(i))
 		req.Header.Set("Content-Type", "application/json")
@@ -154,8 +160,13 @@ func plainRun(ctx context.Context, svc *charges.Service, proxy *faultproxy.Proxy
 		}
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
+		if resp.StatusCode != http.StatusCreated {
+			failed.Add(1)
+			return
+		}
+		answered[i].Store(true)
 	})
-	return tally(ctx, svc, proxy, "plain retries (go-retryablehttp)", client, n, 0, failed.Load())
+	return tally(ctx, svc, proxy, "plain retries (go-retryablehttp)", client, answered, 0, failed.Load())
 }
 
 // idemRun sends the batch with idem: one key per charge, journaled.
@@ -169,24 +180,28 @@ func idemRun(ctx context.Context, svc *charges.Service, proxy *faultproxy.Proxy,
 	c, err := idem.New(idem.Options{Journal: j, MaxAttempts: 10, BaseDelay: 5 * time.Millisecond, MaxDelay: 100 * time.Millisecond})
 	check(err)
 	var replays, failed atomic.Int64
+	answered := make([]atomic.Bool, n)
 	batch(n, conc, func(i int) {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, proxy.URL()+"/charges", bytes.NewReader(body(i)))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set(charges.ClientHeader, client)
 		resp, err := c.Do(req)
-		if err != nil {
+		if err != nil || resp.StatusCode != http.StatusCreated {
 			failed.Add(1)
 			return
 		}
+		answered[i].Store(true)
 		if resp.Replayed {
 			replays.Add(1)
 		}
 	})
-	return tally(ctx, svc, proxy, "idem", client, n, replays.Load(), failed.Load())
+	return tally(ctx, svc, proxy, "idem", client, answered, replays.Load(), failed.Load())
 }
 
 // tally counts, from the service's own records, what the batch did.
-func tally(ctx context.Context, svc *charges.Service, proxy *faultproxy.Proxy, name, client string, n int, replays, failed int64) result {
+// answered[i] tells whether operation i was answered 201.
+func tally(ctx context.Context, svc *charges.Service, proxy *faultproxy.Proxy, name, client string, answered []atomic.Bool, replays, failed int64) result {
+	n := len(answered)
 	cs, err := svc.Charges(ctx, client)
 	check(err)
 	refs := make(map[string]int)
@@ -199,9 +214,17 @@ func tally(ctx context.Context, svc *charges.Service, proxy *faultproxy.Proxy, n
 			twice++
 		}
 	}
+	// An operation answered 201 whose charge is not in the records was
+	// lost; one that gave up may or may not have been charged.
+	missing := 0
+	for i := range answered {
+		if answered[i].Load() && refs[fmt.Sprintf("op-%d", i)] == 0 {
+			missing++
+		}
+	}
 	return result{
 		name: name, ops: n, attempts: proxy.By(client), replays: replays, failed: failed,
-		charges: len(cs), duplicates: len(cs) - len(refs), twice: twice,
+		charges: len(cs), duplicates: len(cs) - len(refs), twice: twice, missing: missing,
 	}
 }
 
