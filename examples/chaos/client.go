@@ -47,7 +47,10 @@ func runClient(url, journal, client string, ops, conc int) error {
 	if err != nil {
 		return err
 	}
-	ctx := context.Background()
+	// A child that cannot finish its batch in this time (the service is
+	// gone, say) gives up rather than loop forever.
+	ctx, cancel := context.WithTimeout(context.Background(), childTimeout)
+	defer cancel()
 	res, err := c.Resume(ctx)
 	if err != nil {
 		return err
@@ -99,6 +102,8 @@ func charge(ctx context.Context, c *idem.Client, url string, i int) error {
 			return nil
 		case err == nil:
 			return fmt.Errorf("operation %d: status %d: %s", i, resp.StatusCode, resp.Body)
+		case ctx.Err() != nil:
+			return fmt.Errorf("operation %d: %w", i, ctx.Err())
 		case retryable(err):
 			time.Sleep(50 * time.Millisecond) // still pending; keep at it
 		default:
@@ -106,6 +111,9 @@ func charge(ctx context.Context, c *idem.Client, url string, i int) error {
 		}
 	}
 }
+
+// childTimeout bounds a child's whole run.
+const childTimeout = 5 * time.Minute
 
 // retryable reports errors after which the operation is still pending and
 // worth sending again.

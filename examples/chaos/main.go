@@ -9,7 +9,10 @@
 //	operations=<n> executed=<n> duplicates=<d> lost=<l> kills=<k> attempts=<a> replays=<r>
 //
 // exiting non-zero unless executed equals operations and there are no
-// duplicates and nothing lost.
+// duplicates and nothing lost. A run that did not meet the faults it was
+// asked for (a kill that found the child already done, no dropped answer
+// replayed) fails too: it would prove less than it claims. Every wait is
+// bounded: a child that hangs is killed and the run fails.
 //
 //	go run ./examples/chaos -ops 2000 -kills 5
 //	go run ./examples/chaos -ops 2000 -kills 5 -database $IDEM_TEST_DATABASE -restart-postgres
@@ -141,6 +144,9 @@ func harness(o options) (bool, error) {
 		return cmd, done, nil
 	}
 
+	// Every wait is bounded: a child that hangs is killed and the run
+	// fails, rather than hold up whoever runs it.
+	deadline := time.Now().Add(15 * time.Minute)
 	var restarted chan error
 	kills := 0
 	for i := range o.kills {
@@ -169,6 +175,11 @@ func harness(o options) (bool, error) {
 				continue
 			case <-time.After(time.Millisecond):
 			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				<-done
+				return false, fmt.Errorf("client %d neither finished nor reached its kill by the deadline", i+1)
+			}
 			if proxy.By(client) >= target {
 				cmd.Process.Signal(syscall.SIGKILL)
 				<-done
@@ -184,7 +195,7 @@ func harness(o options) (bool, error) {
 		}
 		fmt.Println("chaos: PostgreSQL was restarted mid-run")
 	}
-	_, done, err := start()
+	last, done, err := start()
 	if err != nil {
 		return false, err
 	}
@@ -193,8 +204,10 @@ func harness(o options) (bool, error) {
 		if err != nil {
 			return false, fmt.Errorf("the last client failed: %v", err)
 		}
-	case <-time.After(10 * time.Minute):
-		return false, fmt.Errorf("the last client did not finish in 10 minutes")
+	case <-time.After(time.Until(deadline)):
+		last.Process.Kill()
+		<-done
+		return false, fmt.Errorf("the last client did not finish by the deadline")
 	}
 
 	cs, err := svc.Charges(ctx, client)
@@ -215,9 +228,21 @@ func harness(o options) (bool, error) {
 	st := proxy.Stats()
 	fmt.Printf("chaos: proxy saw %d requests: %d reset, %d answered 503, %d answers dropped after the charge\n",
 		st.Requests, st.Resets, st.Unavailable, st.Dropped)
+	// A run that did not meet the faults it was asked for proves less
+	// than it claims, so it does not pass.
+	var missing []string
+	if kills < o.kills {
+		missing = append(missing, fmt.Sprintf("only %d of %d kills landed mid-run (more -ops, or fewer -kills)", kills, o.kills))
+	}
+	if o.drop > 0 && (st.Dropped == 0 || st.Replayed == 0) {
+		missing = append(missing, fmt.Sprintf("%d answers dropped and %d replayed: no lost answer was put to the test", st.Dropped, st.Replayed))
+	}
+	for _, m := range missing {
+		fmt.Println("chaos:", m)
+	}
 	fmt.Printf("operations=%d executed=%d duplicates=%d lost=%d kills=%d attempts=%d replays=%d\n",
 		o.ops, executed, duplicates, lost, kills, proxy.By(client), st.Replayed)
-	return executed == o.ops && duplicates == 0 && lost == 0 && len(refs) == o.ops, nil
+	return executed == o.ops && duplicates == 0 && lost == 0 && len(refs) == o.ops && len(missing) == 0, nil
 }
 
 func restartPostgres() error {
