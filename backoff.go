@@ -1,6 +1,7 @@
 package idem
 
 import (
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"strconv"
@@ -35,6 +36,10 @@ func Backoff(n int, base, max time.Duration) time.Duration {
 	}
 	ceiling := base
 	for i := 1; i < n && ceiling < max; i++ {
+		if ceiling > math.MaxInt64/2 {
+			ceiling = max // doubling would overflow
+			break
+		}
 		ceiling *= 2
 	}
 	if ceiling > max {

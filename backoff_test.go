@@ -1,6 +1,7 @@
 package idem
 
 import (
+	"math"
 	"net/http"
 	"testing"
 	"time"
@@ -26,6 +27,26 @@ func TestBackoffStaysUnderItsCeiling(t *testing.T) {
 	}
 	assert.Zero(t, Backoff(0, base, maxDelay))
 	assert.Zero(t, Backoff(3, 0, maxDelay))
+}
+
+// TestBackoffAndBudgetDoNotOverflow: a maximum meant as "no cap" does not
+// wrap the doubling ceiling round to zero (retries in a tight loop), and a
+// huge refund does not wrap the budget negative (no retries ever again).
+func TestBackoffAndBudgetDoNotOverflow(t *testing.T) {
+	t.Parallel()
+	var top time.Duration
+	for range 100 {
+		d := Backoff(100, time.Second, math.MaxInt64)
+		require.GreaterOrEqual(t, d, time.Duration(0))
+		top = max(top, d)
+	}
+	assert.Greater(t, top, time.Hour, "retry 100 with no cap waits long, not zero")
+
+	b := newBudget(BudgetOptions{SuccessRefund: math.MaxInt}.withDefaults())
+	_, ok := b.take(false)
+	require.True(t, ok)
+	b.refund(math.MaxInt)
+	assert.Equal(t, 500, b.level())
 }
 
 func TestParseRetryAfter(t *testing.T) {

@@ -76,7 +76,7 @@ func (b *budget) refund(n int) {
 		return
 	}
 	b.mu.Lock()
-	b.tokens = min(b.tokens+n, b.opts.Capacity)
+	b.tokens += min(n, b.opts.Capacity-b.tokens) // never past capacity, never overflowing
 	b.mu.Unlock()
 }
 

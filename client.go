@@ -232,13 +232,13 @@ func (c *Client) do(ctx context.Context, cl *call, op *Operation, header http.He
 		return nil, op.error(err, 0) // nothing journaled, nothing sent
 	}
 	if c.journal != nil {
-		if !op.minted { // a key minted for this call has no other caller
-			held, err := c.keys.lock(ctx, op.Key)
-			if err != nil {
-				return nil, op.error(err, 0)
-			}
-			defer c.keys.unlock(op.Key, held)
+		// Even a key minted for this call is locked: once journaled, a
+		// Resume running meanwhile sees it pending.
+		held, err := c.keys.lock(ctx, op.Key)
+		if err != nil {
+			return nil, op.error(err, 0)
 		}
+		defer c.keys.unlock(op.Key, held)
 		now := time.Now()
 		op.Fingerprint = fingerprint(op.Method, op.url(), op.Body)
 		op.State = Pending

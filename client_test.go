@@ -11,12 +11,15 @@ import (
 	"net/url"
 	"os"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/idemhq/idem/internal/key"
 )
 
 // TestDoRetryTable drives every status class through the real Do against an
@@ -508,4 +511,61 @@ func TestDoContinuesAnOlderJournalsPendingOperation(t *testing.T) {
 	resp, err := c.Do(req)
 	require.NoError(t, err)
 	assert.Equal(t, 201, resp.StatusCode)
+}
+
+// TestKeyHeaderReadAsTheWireCarriesIt: HTTP drops a field value's
+// leading and trailing spaces on the wire, so the client reads a key
+// header set by hand the same way: the key it journals and reports is the
+// key the server sees. A value of spaces alone is no key.
+func TestKeyHeaderReadAsTheWireCarriesIt(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(201))
+	c := newClient(t, quickOptions(Options{}))
+	for i, v := range []string{" abc", "abc ", "\t abc \t", `"abc"`} {
+		req := post(t, s.srv.URL, `{}`)
+		req.Header.Set("Idempotency-Key", v)
+		resp, err := c.Do(req)
+		require.NoError(t, err, "header %q", v)
+		assert.Equal(t, "abc", resp.Key, "header %q", v)
+		got, p := key.Parse(s.seen()[i].Key)
+		require.Equal(t, key.OK, p)
+		assert.Equal(t, "abc", got, "header %q on the wire", v)
+	}
+	req := post(t, s.srv.URL, `{}`)
+	req.Header.Set("Idempotency-Key", "   ")
+	_, err := c.Do(req)
+	require.ErrorIs(t, err, ErrInvalidKey)
+}
+
+// TestRetriesStopAtTheKeysRetention: a retry that would reach the server
+// after the key's retention (the server may have forgotten it) is not
+// sent; the operation is expired.
+func TestRetriesStopAtTheKeysRetention(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	var times []time.Time
+	s := newScripted(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		mu.Lock()
+		times = append(times, time.Now())
+		mu.Unlock()
+		w.WriteHeader(503)
+	})
+	j := openJournal(t, "")
+	const retention = 300 * time.Millisecond
+	c := newClient(t, Options{Journal: j, KeyRetention: retention, BaseDelay: 50 * time.Millisecond, MaxDelay: 100 * time.Millisecond, MaxAttempts: 50})
+	start := time.Now()
+	_, err := c.Do(post(t, s.srv.URL, `{}`))
+	require.ErrorIs(t, err, ErrExpired)
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	mu.Lock()
+	defer mu.Unlock()
+	require.NotEmpty(t, times)
+	for _, at := range times {
+		assert.Less(t, at.Sub(start), retention, "an attempt after the retention")
+	}
+	op, ok, err := j.Lookup(e.Key)
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, Expired, op.State)
 }

@@ -386,8 +386,10 @@ func decodeName(v []byte) (string, time.Time) {
 }
 
 // Purge deletes terminal operations (completed, failed, expired) last
-// updated more than olderThan ago, and name bindings whose operation is gone
-// and that are older than that. It returns how many operations it deleted.
+// updated more than olderThan ago, with the name bindings of those
+// operations. A binding whose operation has not been journaled yet is
+// kept: NamedKey must go on returning its key. It returns how many
+// operations it deleted.
 // Pending operations are never purged, nor are records that cannot be
 // decoded: reading one reports ErrJournalCorrupt.
 func (j *Journal) Purge(olderThan time.Duration) (int, error) {
@@ -397,6 +399,7 @@ func (j *Journal) Purge(olderThan time.Duration) (int, error) {
 		n = 0
 		ops := tx.Bucket(bucketOps)
 		var doomed [][]byte
+		gone := map[string]bool{}
 		_ = ops.ForEach(func(k, v []byte) error {
 			op, err := decodeOperation(v)
 			if err != nil {
@@ -404,6 +407,7 @@ func (j *Journal) Purge(olderThan time.Duration) (int, error) {
 			}
 			if op.State.terminal() && op.UpdatedAt.Before(cutoff) {
 				doomed = append(doomed, append([]byte(nil), k...))
+				gone[string(k)] = true
 			}
 			return nil
 		})
@@ -416,8 +420,7 @@ func (j *Journal) Purge(olderThan time.Duration) (int, error) {
 		names := tx.Bucket(bucketNames)
 		var stale [][]byte
 		_ = names.ForEach(func(k, v []byte) error {
-			key, created := decodeName(v)
-			if created.Before(cutoff) && ops.Get([]byte(key)) == nil {
+			if key, _ := decodeName(v); gone[key] {
 				stale = append(stale, append([]byte(nil), k...))
 			}
 			return nil

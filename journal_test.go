@@ -388,7 +388,9 @@ func TestJournalPurge(t *testing.T) {
 	fresh.Key, fresh.UpdatedAt = "fresh", time.Now()
 	_, err := j.begin(fresh)
 	require.NoError(t, err)
-	_, err = j.namedKey("stale-name", func() string { return "never-used" })
+	_, err = j.namedKey("bound-name", func() string { return "old-0" })
+	require.NoError(t, err)
+	_, err = j.namedKey("waiting-name", func() string { return "not-sent-yet" })
 	require.NoError(t, err)
 
 	n, err := j.Purge(24 * time.Hour)
@@ -402,9 +404,12 @@ func TestJournalPurge(t *testing.T) {
 	n, err = j.Purge(-time.Hour) // everything terminal is "older" than the future
 	require.NoError(t, err)
 	assert.Equal(t, 1, n)
-	key, err := j.namedKey("stale-name", func() string { return "minted-again" })
+	key, err := j.namedKey("bound-name", func() string { return "minted-again" })
 	require.NoError(t, err)
-	assert.Equal(t, "minted-again", key, "an unused name binding is purged too")
+	assert.Equal(t, "minted-again", key, "a binding goes with its purged operation")
+	key, err = j.namedKey("waiting-name", func() string { return "minted-again" })
+	require.NoError(t, err)
+	assert.Equal(t, "not-sent-yet", key, "a binding awaiting its operation stays")
 }
 
 func TestJournalClosed(t *testing.T) {
@@ -454,4 +459,33 @@ func TestJournalCorruptFileStaysCorrupt(t *testing.T) {
 		_, err = OpenJournal(path, JournalOptions{LockTimeout: 100 * time.Millisecond})
 		require.ErrorIs(t, err, ErrJournalCorrupt)
 	}
+}
+
+// TestJournalPurgeKeepsBindingsAwaitingTheirOperation: a name bound by
+// NamedKey whose operation is not journaled yet keeps its key through a
+// Purge; a binding goes only with its purged operation.
+func TestJournalPurgeKeepsBindingsAwaitingTheirOperation(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(201))
+	j := openJournal(t, "")
+	c := newClient(t, Options{Journal: j})
+	waiting, err := c.NamedKey("payout/waiting")
+	require.NoError(t, err)
+	done, err := c.NamedKey("payout/done")
+	require.NoError(t, err)
+	_, err = c.DoNamed("payout/done", post(t, s.srv.URL, `{}`))
+	require.NoError(t, err)
+	require.NoError(t, j.Close()) // flush the lazily written outcome
+	j = openJournal(t, j.Path())
+	c = newClient(t, Options{Journal: j})
+
+	n, err := j.Purge(0)
+	require.NoError(t, err)
+	assert.Equal(t, 1, n)
+	again, err := c.NamedKey("payout/waiting")
+	require.NoError(t, err)
+	assert.Equal(t, waiting, again, "the binding awaiting its operation is kept")
+	fresh, err := c.NamedKey("payout/done")
+	require.NoError(t, err)
+	assert.NotEqual(t, done, fresh, "the purged operation's binding went with it")
 }

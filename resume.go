@@ -45,11 +45,9 @@ func (c *Client) Resume(ctx context.Context) ([]Resumed, error) {
 	var wg sync.WaitGroup
 	for i, op := range ops {
 		out[i].Operation = op
-		if c.pastRetention(op, time.Now()) {
-			cp := *op
-			out[i].Err = c.expire(&cp)
-			continue
-		}
+		// An operation past its retention is expired by do, under the
+		// key's lock and from the record as it is then: a call finishing
+		// it meanwhile must not be overwritten.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

@@ -232,3 +232,41 @@ func TestResumeAppliesAShorterKeyRetention(t *testing.T) {
 	require.ErrorIs(t, err, ErrExpired)
 	assert.Empty(t, s.seen())
 }
+
+// TestResumeWaitsForARunningCall: a Do with a minted key is in flight when
+// Resume runs and finds its operation pending. Resume waits for the call
+// (one key, one call at a time) and answers from its record: the server
+// sees one request.
+func TestResumeWaitsForARunningCall(t *testing.T) {
+	t.Parallel()
+	arrived, release := make(chan struct{}), make(chan struct{})
+	s := newScripted(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+		if n == 0 {
+			close(arrived)
+			<-release
+		}
+		w.WriteHeader(201)
+	})
+	j := openJournal(t, "")
+	c := newClient(t, quickOptions(Options{Journal: j, ResumeJitter: -1}))
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Do(post(t, s.srv.URL, `{}`))
+		done <- err
+	}()
+	<-arrived
+	resumed := make(chan []Resumed, 1)
+	go func() {
+		res, err := c.Resume(context.Background())
+		assert.NoError(t, err)
+		resumed <- res
+	}()
+	time.Sleep(50 * time.Millisecond) // Resume finds the operation pending and waits for its lock
+	close(release)
+	require.NoError(t, <-done)
+	res := <-resumed
+	require.Len(t, res, 1)
+	require.NoError(t, res[0].Err)
+	assert.True(t, res[0].Response.FromJournal, "answered from the record the call left")
+	assert.Len(t, s.seen(), 1)
+}

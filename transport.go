@@ -240,10 +240,17 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 	if !ok {
 		return cl.stop(ErrBudgetExhausted)
 	}
-	wait := retryWait(cl.retries+1, resp, &c.opts, time.Now())
-	if dl, ok := ctx.Deadline(); ok && time.Until(dl) < wait {
+	now := time.Now()
+	wait := retryWait(cl.retries+1, resp, &c.opts, now)
+	if dl, ok := ctx.Deadline(); ok && dl.Sub(now) < wait {
 		c.budget.refund(cost)
 		return cl.stop(ErrDeadline)
+	}
+	if !cl.op.CreatedAt.IsZero() && c.pastRetention(cl.op, now.Add(wait)) {
+		// The server may have forgotten the key by the time this retry
+		// arrives, and would run the operation again.
+		c.budget.refund(cost)
+		return cl.stop(ErrExpired)
 	}
 	cl.lastCost, cl.wait = cost, wait
 	cl.retries++
@@ -290,6 +297,9 @@ func (cl *call) finish(resp *http.Response, err error) (*Response, error) {
 		cl.reason = err // cancelled while waiting, or PrepareRequest failed
 	}
 	if cl.reason != nil {
+		if errors.Is(cl.reason, ErrExpired) && c.journal != nil {
+			c.expire(op)
+		}
 		e := op.error(cl.reason, cl.attempts)
 		e.Cause = cl.err
 		if cl.status != 0 {

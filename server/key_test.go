@@ -41,7 +41,10 @@ func TestParseKey(t *testing.T) {
 		{"quoted bad escape", `"a\nb"`, ""},
 		{"quoted trailing backslash", `"abc\`, ""},
 		{"quoted parameters", `"abc";p=1`, ""},
-		{"quoted trailing text", `"abc" `, ""},
+		{"quoted trailing text", `"abc" x`, ""},
+		{"quoted with surrounding spaces", ` "abc" `, "abc"},
+		{"bare with surrounding spaces", " \tabc ", "abc"},
+		{"spaces only", "   ", ""},
 		{"quoted control char", "\"a\x01b\"", ""},
 		{"quoted non-ascii", "\"caf\u00e9\"", ""},
 	}

@@ -44,10 +44,13 @@ func (p Problem) String() string {
 	return "unknown problem"
 }
 
-// Parse returns the key carried by a header value in either form. A value
-// that starts with a double quote is always read as the quoted form. For a
-// bare key it returns v itself and does not allocate.
+// Parse returns the key carried by a header value in either form. Leading
+// and trailing spaces and tabs are not part of a field value (HTTP drops
+// them on the wire), so they are not part of the key. A value that starts
+// with a double quote is always read as the quoted form. For a bare key it
+// returns a substring of v and does not allocate.
 func Parse(v string) (string, Problem) {
+	v = strings.Trim(v, " \t")
 	if strings.HasPrefix(v, `"`) {
 		return parseQuoted(v)
 	}
