@@ -49,7 +49,7 @@ type Stats struct {
 	Unavailable int64 // answered 503 without forwarding
 	Dropped     int64 // answers dropped after the upstream answered
 	Forwarded   int64 // requests the upstream received
-	Replayed    int64 // upstream answers marked Idempotent-Replayed
+	Replayed    int64 // answers marked Idempotent-Replayed that reached the client
 }
 
 // Proxy is a running fault-injecting proxy. Safe for concurrent use.
@@ -73,6 +73,9 @@ func Start(cfg Config) (*Proxy, error) {
 	if err != nil || up.Host == "" {
 		return nil, fmt.Errorf("faultproxy: bad upstream %q", cfg.Upstream)
 	}
+	if ip := net.ParseIP(up.Hostname()); up.Hostname() != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return nil, fmt.Errorf("faultproxy: upstream %q is not on loopback", cfg.Upstream)
+	}
 	if cfg.CountBy == "" {
 		cfg.CountBy = "X-Client-Id"
 	}
@@ -85,12 +88,12 @@ func Start(cfg Config) (*Proxy, error) {
 	p := &Proxy{
 		cfg:      cfg,
 		upstream: up,
-		client:   &http.Client{Transport: t},
+		client:   &http.Client{Transport: t, Timeout: time.Minute},
 		url:      "http://" + ln.Addr().String(),
 		rng:      rand.New(rand.NewPCG(cfg.Seed, cfg.Seed^0x9e3779b97f4a7c15)),
 		by:       make(map[string]int64),
 	}
-	p.srv = &http.Server{Handler: p}
+	p.srv = &http.Server{Handler: p, ReadHeaderTimeout: 10 * time.Second, IdleTimeout: time.Minute}
 	go p.srv.Serve(ln)
 	return p, nil
 }
@@ -154,7 +157,7 @@ func (p *Proxy) roll(r *http.Request) (fault, time.Duration) {
 
 func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.requests.Add(1)
-	body, err := io.ReadAll(r.Body)
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
 		return
 	}
@@ -186,19 +189,19 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "upstream unreachable", http.StatusBadGateway)
 		return
 	}
-	answer, err := io.ReadAll(resp.Body)
+	answer, err := io.ReadAll(io.LimitReader(resp.Body, maxBody))
 	resp.Body.Close()
 	if err != nil {
 		resetConn(w)
 		return
 	}
-	if resp.Header.Get("Idempotent-Replayed") == "true" {
-		p.replayed.Add(1)
-	}
 	if f == drop {
 		p.dropped.Add(1)
 		resetConn(w)
 		return
+	}
+	if resp.Header.Get("Idempotent-Replayed") == "true" {
+		p.replayed.Add(1) // a replay the client received
 	}
 	for k, vs := range resp.Header {
 		w.Header()[k] = vs
@@ -206,6 +209,9 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.WriteHeader(resp.StatusCode)
 	w.Write(answer)
 }
+
+// maxBody bounds the request and answer bodies the proxy holds.
+const maxBody = 8 << 20
 
 // resetConn closes the client's connection with a TCP reset.
 func resetConn(w http.ResponseWriter) {
