@@ -74,8 +74,8 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	s := &Service{cfg: cfg}
 	var store server.Store
 	if cfg.Pool == nil {
-		s.ledger = &memLedger{}
-		store = memstore.New(memstore.Options{})
+		ml := &memLedger{}
+		s.ledger, store = ml, &memTx{Store: memstore.New(memstore.Options{}), ledger: ml}
 	} else {
 		pl := &pgLedger{pool: cfg.Pool, table: cfg.Table}
 		if err := pl.migrate(ctx); err != nil {
@@ -160,15 +160,13 @@ func (s *Service) create(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := Charge{ID: newID(), Client: client, Amount: req.Amount, Currency: req.Currency, Ref: req.Ref}
-	commit, err := s.ledger.add(r.Context(), c)
-	if err != nil {
+	if err := s.ledger.add(r.Context(), c); err != nil {
 		writeJSON(w, http.StatusServiceUnavailable, map[string]string{"error": "could not record the charge"})
 		return
 	}
 	if req.Ref == "panic" {
 		panic("charges: the handler failed after writing its charge")
 	}
-	commit()
 	writeJSON(w, http.StatusCreated, c)
 }
 
@@ -201,25 +199,70 @@ func newID() string {
 	return "ch_" + hex.EncodeToString(b[:])
 }
 
-// ledger keeps charges. add writes one; the charge counts once commit is
-// called (in memory) or once the surrounding transaction commits
-// (PostgreSQL, where commit does nothing).
+// ledger keeps charges. add writes one in the request's unit of work: it
+// counts once the work commits, together with the stored response, and
+// not at all if the work rolls back (the handler failed, or its lease was
+// taken over).
 type ledger interface {
-	add(ctx context.Context, c Charge) (commit func(), err error)
+	add(ctx context.Context, c Charge) error
 	list(ctx context.Context, client string) ([]Charge, error)
 }
 
+// memLedger is the in-memory ledger. Its unit of work is a memWork, which
+// memTx begins for each first execution.
 type memLedger struct {
 	mu      sync.Mutex
 	charges []Charge
 }
 
-func (l *memLedger) add(_ context.Context, c Charge) (func(), error) {
-	return func() {
-		l.mu.Lock()
-		l.charges = append(l.charges, c)
-		l.mu.Unlock()
-	}, nil
+func (l *memLedger) add(ctx context.Context, c Charge) error {
+	if w, ok := ctx.Value(memWorkKey{}).(*memWork); ok {
+		w.pending = append(w.pending, c)
+		return nil
+	}
+	l.mu.Lock() // a request without a key, let through unprotected
+	l.charges = append(l.charges, c)
+	l.mu.Unlock()
+	return nil
+}
+
+// memTx makes a memstore transactional for the in-memory ledger: a work's
+// charges are appended under the ledger's lock together with the fenced
+// Complete, so a worker whose lease was taken over adds nothing, as a
+// rolled-back PostgreSQL transaction would.
+type memTx struct {
+	*memstore.Store
+	ledger *memLedger
+}
+
+type memWorkKey struct{}
+
+type memWork struct {
+	tx      *memTx
+	k       server.Key
+	token   string
+	pending []Charge // one goroutine, the handler's, appends
+}
+
+func (t *memTx) BeginWork(ctx context.Context, k server.Key, token string) (context.Context, server.Work, error) {
+	w := &memWork{tx: t, k: k, token: token}
+	return context.WithValue(ctx, memWorkKey{}, w), w, nil
+}
+
+func (w *memWork) Commit(ctx context.Context, resp server.Response, retention time.Duration) error {
+	l := w.tx.ledger
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err := w.tx.Complete(ctx, w.k, w.token, resp, retention); err != nil {
+		return err // the lease was lost: the charges go with the work
+	}
+	l.charges = append(l.charges, w.pending...)
+	return nil
+}
+
+func (w *memWork) Rollback(context.Context) error {
+	w.pending = nil
+	return nil
 }
 
 func (l *memLedger) list(_ context.Context, client string) ([]Charge, error) {
@@ -252,7 +295,7 @@ func (l *pgLedger) migrate(ctx context.Context) error {
 	return err
 }
 
-func (l *pgLedger) add(ctx context.Context, c Charge) (func(), error) {
+func (l *pgLedger) add(ctx context.Context, c Charge) error {
 	q := fmt.Sprintf(`INSERT INTO %s (id, client_id, amount, currency, ref) VALUES ($1, $2, $3, $4, $5)`, l.table)
 	var err error
 	if tx, ok := pgstore.Tx(ctx); ok {
@@ -260,7 +303,7 @@ func (l *pgLedger) add(ctx context.Context, c Charge) (func(), error) {
 	} else { // a request without a key, let through unprotected
 		_, err = l.pool.Exec(ctx, q, c.ID, c.Client, c.Amount, c.Currency, c.Ref)
 	}
-	return func() {}, err
+	return err
 }
 
 func (l *pgLedger) list(ctx context.Context, client string) ([]Charge, error) {
