@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemhq/idem/server"
 	"github.com/idemhq/idem/server/memstore"
+	"github.com/idemhq/idem/server/storetest"
 )
 
 // clock is a settable clock for the store.
@@ -56,4 +57,13 @@ func TestInMemoryTakeoverChargesOnce(t *testing.T) {
 	cs, err := s.Charges(context.Background(), "acme")
 	require.NoError(t, err)
 	assert.Len(t, cs, 1, "one charge for one key")
+}
+
+// TestInMemoryTransactorConformance: the in-memory service's store, a
+// memstore made transactional for its ledger, is a conforming Store and
+// Transactor.
+func TestInMemoryTransactorConformance(t *testing.T) {
+	storetest.Run(t, func(*testing.T) server.Store {
+		return &memTx{Store: memstore.New(memstore.Options{}), ledger: &memLedger{}}
+	})
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"sync"
 	"testing"
 	"time"
 
@@ -63,6 +64,8 @@ func cases() []testCase {
 			requireRunning(t, f.claim(k, "fp-b", shortLease), "fp-a")
 		}},
 		{"LapsedLeaseTakenOver", testTakeover},
+		{"StaleRenewChangesNothing", testStaleRenew},
+		{"CompleteRacesTakeover", testCompleteRacesTakeover},
 		{"RenewExtendsLease", func(t *testing.T, f fixture) {
 			// Margins of a few hundred milliseconds on each side, so a
 			// loaded machine (-race, parallel subtests) cannot flip it.
@@ -88,7 +91,23 @@ func cases() []testCase {
 			k := f.key()
 			token := f.acquire(k, "fp-a", longLease)
 			require.NoError(t, f.s.Release(context.Background(), k, token))
-			f.acquire(k, "fp-b", longLease)
+			token = f.acquire(k, "fp-b", longLease)
+			requireRunning(t, f.claim(k, "fp-a", longLease), "fp-b")
+			require.NoError(t, f.s.Complete(context.Background(), k, token, sampleResponse(), retention))
+			// The record is fp-b's: fp-b is replayed, fp-a is told so.
+			requireCompleted(t, f.claim(k, "fp-b", longLease), "fp-b", sampleResponse())
+			requireCompleted(t, f.claim(k, "fp-a", longLease), "fp-b", sampleResponse())
+		}},
+		{"OtherFingerprintChangesNothing", func(t *testing.T, f fixture) {
+			// A claim with another fingerprint only reads: it does not
+			// extend the lapsed lease it finds, so the owner's retry can
+			// still take the key over.
+			k := f.key()
+			f.acquire(k, "fp-a", shortLease)
+			time.Sleep(2 * shortLease)
+			requireRunning(t, f.claim(k, "fp-b", longLease), "fp-a")
+			c := f.claim(k, "fp-a", longLease)
+			assert.True(t, c.Acquired && c.TakenOver, "the lapsed lease is still lapsed")
 		}},
 		{"CompleteWrongToken", func(t *testing.T, f fixture) {
 			k := f.key()
@@ -118,6 +137,19 @@ func cases() []testCase {
 			requireLost(t, f.s.Release(ctx, k, "token"), "Release")
 			f.acquire(k, "fp", longLease)
 		}},
+		{"RetentionKept", func(t *testing.T, f fixture) {
+			// A record completed for an hour reports that expiry and is
+			// still there well after the suite's short leases.
+			k := f.key()
+			token := f.acquire(k, "fp", longLease)
+			before := time.Now()
+			require.NoError(t, f.s.Complete(context.Background(), k, token, sampleResponse(), retention))
+			c := f.claim(k, "fp", longLease)
+			requireCompleted(t, c, "fp", sampleResponse())
+			assert.WithinDuration(t, before.Add(retention), c.Record.ExpiresAt, time.Minute, "Record.ExpiresAt")
+			time.Sleep(1500 * time.Millisecond)
+			requireCompleted(t, f.claim(k, "fp", longLease), "fp", sampleResponse())
+		}},
 		{"RetentionExpiry", func(t *testing.T, f fixture) {
 			k := f.key()
 			token := f.acquire(k, "fp-a", longLease)
@@ -131,6 +163,9 @@ func cases() []testCase {
 				f.acquire(server.Key{Scope: scope, Key: key}, "fp", longLease)
 			}
 			f.acquire(server.Key{Scope: f.scope, Key: key + "x"}, "fp", longLease)
+			// Scope and key are two fields, not one string.
+			f.acquire(server.Key{Scope: f.scope + "ab", Key: "c" + key}, "fp", longLease)
+			f.acquire(server.Key{Scope: f.scope + "a", Key: "bc" + key}, "fp", longLease)
 		}},
 		{"ConcurrentClaims", func(t *testing.T, f fixture) {
 			k := f.key()
@@ -195,6 +230,67 @@ func testTakeover(t *testing.T, f fixture) {
 	requireCompleted(t, f.claim(k, "fp", longLease), "fp", sampleResponse())
 }
 
+// testStaleRenew checks that a renewal with a token that was taken over
+// fails without touching the new owner's lease: the new owner, if it
+// crashes, can still be taken over when its own short lease lapses.
+func testStaleRenew(t *testing.T, f fixture) {
+	k := f.key()
+	old := f.acquire(k, "fp", shortLease)
+	c := f.eventuallyAcquired(k, "fp", shortLease)
+	require.True(t, c.TakenOver)
+	requireLost(t, f.s.Renew(context.Background(), k, old, longLease), "Renew with the old token")
+	next := f.eventuallyAcquired(k, "fp", longLease)
+	assert.True(t, next.TakenOver, "the new owner's short lease lapsed as it was")
+}
+
+// testCompleteRacesTakeover races a stale owner's Complete against a
+// takeover of its lapsed lease, many times: exactly one may win each race,
+// and the winner's outcome stands.
+func testCompleteRacesTakeover(t *testing.T, f fixture) {
+	for i := range 20 {
+		k := f.key()
+		old := f.acquire(k, "fp", shortLease)
+		time.Sleep(shortLease + 10*time.Millisecond)
+		var (
+			wg        sync.WaitGroup
+			completed error
+			taken     server.Claim
+		)
+		start := make(chan struct{})
+		complete := func() {
+			<-start
+			completed = f.s.Complete(context.Background(), k, old, sampleResponse(), retention)
+		}
+		claim := func() {
+			<-start
+			if i%4 >= 2 {
+				time.Sleep(time.Millisecond) // now and then, into the middle of Complete
+			}
+			taken = f.claim(k, "fp", longLease)
+		}
+		if i%2 == 0 { // either may be scheduled first
+			wg.Go(complete)
+			wg.Go(claim)
+		} else {
+			wg.Go(claim)
+			wg.Go(complete)
+		}
+		close(start)
+		wg.Wait()
+		switch {
+		case completed == nil:
+			require.False(t, taken.Acquired, "the stale owner completed and the key was taken over too")
+			requireCompleted(t, f.claim(k, "fp", longLease), "fp", sampleResponse())
+		case taken.Acquired:
+			requireLost(t, completed, "the stale owner's Complete after the takeover")
+			requireRunning(t, f.claim(k, "fp", longLease), "fp")
+			require.NoError(t, f.s.Complete(context.Background(), k, taken.Token, sampleResponse(), retention), "the new owner completes")
+		default:
+			t.Fatalf("neither the stale Complete (%v) nor the takeover won", completed)
+		}
+	}
+}
+
 // roundTrip completes a fresh key with want and reads it back.
 func roundTrip(t *testing.T, f fixture, want server.Response) {
 	k := f.key()
@@ -218,6 +314,20 @@ func transactorCases() []testCase {
 			require.NoError(t, err)
 			require.NotNil(t, ctx)
 			require.NoError(t, work.Commit(context.Background(), sampleResponse(), retention))
+			requireCompleted(t, f.claim(k, "fp", longLease), "fp", sampleResponse())
+		}},
+		{"CommitFencedAfterTakeover", func(t *testing.T, f fixture) {
+			// The work of an owner whose lapsed lease was taken over
+			// commits nothing, and the new owner's outcome stands.
+			k := f.key()
+			token := f.acquire(k, "fp", shortLease)
+			_, work, err := f.tx.BeginWork(context.Background(), k, token)
+			require.NoError(t, err)
+			c := f.eventuallyAcquired(k, "fp", longLease)
+			require.True(t, c.TakenOver)
+			stale := server.Response{Status: http.StatusTeapot, Body: []byte("stale")}
+			requireLost(t, work.Commit(context.Background(), stale, retention), "Commit after a takeover")
+			require.NoError(t, f.s.Complete(context.Background(), k, c.Token, sampleResponse(), retention), "the new owner completes")
 			requireCompleted(t, f.claim(k, "fp", longLease), "fp", sampleResponse())
 		}},
 		{"RollbackThenRelease", func(t *testing.T, f fixture) {
