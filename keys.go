@@ -102,8 +102,8 @@ func deriveKey(h hash.Hash, namespace string, parts []string) string {
 }
 
 // ValidateKey reports whether key can be sent as an idempotency key: 1 to
-// [MaxKeyLen] printable ASCII characters (0x20 to 0x7E). The error wraps
-// [ErrInvalidKey].
+// [MaxKeyLen] printable ASCII characters (0x20 to 0x7E), not beginning or
+// ending with a space. The error wraps [ErrInvalidKey].
 func ValidateKey(k string) error {
 	if p := key.Validate(k); p != key.OK {
 		return fmt.Errorf("%w: %s", ErrInvalidKey, p)

@@ -39,7 +39,8 @@
 //
 // [ParseKey] accepts the key bare (Stripe's form) or as a Structured Field
 // string (the IETF draft's form); both spell the same key. Keys are 1 to
-// 255 printable ASCII characters. A key belongs to a scope, given by
+// 255 printable ASCII characters, not beginning or ending with a space. A
+// key belongs to a scope, given by
 // Options.Scope (tenant, account, API credential), so two clients using
 // the same key never meet; a service with one client says SingleTenant.
 //

@@ -22,6 +22,7 @@ var keyErrors = [...]error{
 	key.NotPrintable: keyError(key.NotPrintable.String()),
 	key.BadQuoting:   keyError(key.BadQuoting.String()),
 	key.Trailing:     keyError(key.Trailing.String()),
+	key.Padded:       keyError(key.Padded.String()),
 }
 
 // keyError is one reason ParseKey rejects a value. It wraps ErrInvalidKey.
@@ -38,14 +39,15 @@ func (e keyError) Unwrap() error { return ErrInvalidKey }
 // and nothing after it (parameters are not accepted). A value that starts
 // with a double quote is always read as the quoted form. Either way the key
 // itself must be 1 to [MaxKeyLength] printable ASCII characters (0x20 to
-// 0x7E), so the bare and quoted forms of one key parse to the same string.
-// The idem client reads keys by the same rules.
+// 0x7E), not beginning or ending with a space, so the bare and quoted forms
+// of one key parse to the same string. The idem client reads keys by the
+// same rules.
 //
-// The value is used as net/http delivers it, without trimming: net/http has
-// already removed the surrounding whitespace of a field value.
+// Spaces and tabs around the value are not part of it (net/http has
+// usually removed them already).
 //
-// Every error wraps [ErrInvalidKey]. For a bare key ParseKey returns v
-// itself and does not allocate.
+// Every error wraps [ErrInvalidKey]. For a bare key ParseKey returns a
+// substring of v and does not allocate.
 func ParseKey(v string) (string, error) {
 	k, p := key.Parse(v)
 	if p != key.OK {

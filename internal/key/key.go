@@ -1,7 +1,9 @@
 // Package key parses, validates and quotes idempotency keys, for the client
 // and the server alike, so both ends agree on what a key is.
 //
-// A key is 1 to MaxLen printable ASCII characters (0x20 to 0x7E). On the
+// A key is 1 to MaxLen printable ASCII characters (0x20 to 0x7E), not
+// beginning or ending with a space (HTTP drops those from a bare field
+// value, so the two ends would disagree on the key). On the
 // wire it is bare (Stripe's form, what most clients send) or an RFC 8941
 // Structured Field string (the IETF draft's form): a double quote, the key
 // with `"` and `\` escaped by a backslash, a closing double quote, and
@@ -23,6 +25,7 @@ const (
 	NotPrintable
 	BadQuoting
 	Trailing
+	Padded
 )
 
 // String describes the problem in a few words.
@@ -40,6 +43,8 @@ func (p Problem) String() string {
 		return "malformed quoted string"
 	case Trailing:
 		return "text after the closing quote"
+	case Padded:
+		return "begins or ends with a space"
 	}
 	return "unknown problem"
 }
@@ -72,6 +77,9 @@ func Validate(k string) Problem {
 		if !printable(k[i]) {
 			return NotPrintable
 		}
+	}
+	if k[0] == ' ' || k[len(k)-1] == ' ' {
+		return Padded // the bare form cannot carry it: HTTP drops the spaces
 	}
 	return OK
 }
@@ -112,6 +120,8 @@ func parseQuoted(v string) (string, Problem) {
 		return "", Empty
 	case n > MaxLen:
 		return "", TooLong
+	case inner[0] == ' ' || inner[len(inner)-1] == ' ':
+		return "", Padded // an escape is never a space, so inner's ends are the key's
 	case escapes == 0:
 		return inner, OK
 	}
