@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -188,4 +189,43 @@ func TestSlowRenewalsDoNotPileUp(t *testing.T) {
 	store.mu.Lock()
 	defer store.mu.Unlock()
 	assert.Equal(t, 1, store.most)
+}
+
+// outsideWork is a store that runs work outside any transaction (its
+// BeginWork returns no Work, as pgstore without Transactional does) and
+// whose Complete fails.
+type outsideWork struct{ server.Store }
+
+func (outsideWork) BeginWork(ctx context.Context, _ server.Key, _ string) (context.Context, server.Work, error) {
+	return ctx, nil, nil
+}
+
+func (outsideWork) Complete(context.Context, server.Key, string, server.Response, time.Duration) error {
+	return errors.New("store down")
+}
+
+// TestFailedCompleteAfterOutsideWorkKeepsTheKey: the work happened outside
+// the store, then recording it failed. The key stays held (a retry waits
+// for the lease, rather than running the work again), and the client gets
+// the handler's answer; RunOnce returns the result with the error.
+func TestFailedCompleteAfterOutsideWorkKeepsTheKey(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int64
+	store := outsideWork{newMemstore()}
+	h := server.Middleware(store, singleTenant())(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		calls.Add(1)
+		w.WriteHeader(http.StatusCreated)
+	}))
+	assert.Equal(t, http.StatusCreated, serveDirect(h, "outside-1", "x").Code)
+	assert.Equal(t, http.StatusConflict, serveDirect(h, "outside-1", "x").Code, "the key is still held")
+	assert.Equal(t, int64(1), calls.Load())
+
+	k := server.Key{Scope: "queue", Key: "outside-2"}
+	work := func(context.Context) ([]byte, error) { calls.Add(1); return []byte("done"), nil }
+	got, _, err := server.RunOnce(context.Background(), store, k, "fp", work, server.RunOptions{})
+	require.Error(t, err)
+	assert.Equal(t, "done", string(got), "the work happened: its result comes back with the error")
+	_, _, err = server.RunOnce(context.Background(), store, k, "fp", work, server.RunOptions{})
+	require.ErrorIs(t, err, server.ErrInFlight)
+	assert.Equal(t, int64(2), calls.Load(), "each work ran once")
 }

@@ -55,7 +55,7 @@ func (a *attempt) start(parent context.Context, store Store, k Key, token string
 			}
 			return nil, err
 		}
-		ctx, a.work = wctx, work
+		ctx, a.work = wctx, work // a nil Work: the work runs outside the store
 	}
 	if rn != nil {
 		rn.add(a)

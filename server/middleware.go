@@ -251,9 +251,13 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, k Key, fp, token s
 		}
 		problemLeaseLost.write(w)
 	case a.work != nil && h.cfg.storable(resp.Status):
-		// The commit failed, so the work did not happen: say so, and a
-		// retry runs it again.
-		h.storeFailed(w, r, k, "commit", err)
+		// The commit failed: the work was undone, or, if the commit went
+		// through after all and only its answer was lost, the record is
+		// there. Either way a retry with the key gets it right.
+		if h.cfg.log != nil && r.Context().Err() == nil {
+			h.cfg.log.Error("idem: commit failed", "scope", k.Scope, "key", k.Key, "err", err)
+		}
+		problemCommitFailed.write(w)
 	default:
 		// The work happened but recording (or releasing) it failed. The
 		// client gets the handler's answer: a 503 would invite a retry

@@ -100,6 +100,9 @@ var (
 	problemHandlerFailed = newProblem(http.StatusInternalServerError, ProblemHandlerFailed,
 		"Request failed",
 		"The request failed and nothing was recorded. Retry with the same key.", false)
+	problemCommitFailed = newProblem(http.StatusServiceUnavailable, ProblemStoreUnavailable,
+		"Outcome not recorded",
+		"The request's work was undone, or, if it was recorded after all, a retry replays it. Retry with the same key.", true)
 	problemStoreUnavailable = newProblem(http.StatusServiceUnavailable, ProblemStoreUnavailable,
 		"Idempotency store unavailable",
 		"The request could not be checked for repeats, so it did not run. Retry with the same key.", true)

@@ -55,8 +55,9 @@ type RunOptions struct {
 // wrapped. If work succeeded but recording its
 // result failed for another reason, RunOnce returns the result together
 // with the error: the work has happened, and k stays claimed until its
-// lease lapses. (With a Transactor a failed commit undid the work, so
-// RunOnce returns no result.)
+// lease lapses. (When the work ran in the store's transaction, a failed
+// commit undid it, or went through after all and a redelivery replays
+// it; RunOnce returns no result.)
 //
 // work's context is ctx's values, cancelled when ctx is, and with cause
 // ErrLeaseLost when the lease is found lost. If store implements

@@ -92,8 +92,11 @@ type Transactor interface {
 	// BeginWork starts the unit of work for a key acquired under token. The
 	// returned context carries whatever the work needs to join it (pgstore
 	// exposes its transaction through pgstore.Tx). A store configured
-	// without transactions may return ctx unchanged and a Work whose Commit
-	// is an ordinary Complete.
+	// without transactions returns ctx unchanged and a nil Work: the work
+	// then runs outside the store, and its outcome is stored with Complete.
+	// (A Work's failed Commit means the work was undone, and the key is
+	// released for a retry; a failed Complete after work outside the store
+	// leaves the key held instead, since the work happened.)
 	BeginWork(ctx context.Context, k Key, token string) (context.Context, Work, error)
 }
 

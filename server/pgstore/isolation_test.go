@@ -30,9 +30,16 @@ func strictPool(t *testing.T, iso string, maxConns int32) *pgxpool.Pool {
 // default is stricter.
 func TestTransactionalWorkIsReadCommitted(t *testing.T) {
 	t.Parallel()
-	for _, iso := range []pgx.TxIsoLevel{pgx.RepeatableRead, pgx.Serializable} {
-		_, err := pgstore.New(strictPool(t, "read committed", 1), pgstore.Options{Transactional: true, TxOptions: pgx.TxOptions{IsoLevel: iso}})
-		require.Error(t, err, "%s", iso)
+	pool := strictPool(t, "read committed", 1)
+	for _, o := range []pgx.TxOptions{
+		{IsoLevel: pgx.RepeatableRead},
+		{IsoLevel: pgx.Serializable},
+		{BeginQuery: "BEGIN ISOLATION LEVEL REPEATABLE READ"}, // would get round the level
+		{CommitQuery: "COMMIT AND CHAIN"},
+		{AccessMode: pgx.ReadOnly}, // the stored response is written in the transaction
+	} {
+		_, err := pgstore.New(pool, pgstore.Options{Transactional: true, TxOptions: o})
+		require.Error(t, err, "%+v", o)
 	}
 	ctx := context.Background()
 	s := newStore(t, strictPool(t, "serializable", 4), pgstore.Options{Transactional: true})

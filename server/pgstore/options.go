@@ -39,8 +39,10 @@ type Options struct {
 	// server's default): the lease is renewed by updating the key's row
 	// while the work runs, and at REPEATABLE READ or SERIALIZABLE the
 	// fenced completion would then fail with a serialization error. New
-	// refuses another IsoLevel. The other fields (access mode, deferrable)
-	// are free; the zero value means the server's defaults.
+	// refuses another IsoLevel, a read-only AccessMode (the stored response
+	// is written in the transaction) and BeginQuery or CommitQuery (idem
+	// begins and commits it). The zero value means the server's defaults
+	// otherwise.
 	TxOptions pgx.TxOptions
 
 	// DurableClaims makes Claim, Renew, Release and Purge wait for their

@@ -47,6 +47,12 @@ func New(pool *pgxpool.Pool, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	switch {
+	case opts.TxOptions.BeginQuery != "" || opts.TxOptions.CommitQuery != "":
+		return nil, errors.New("pgstore: Options.TxOptions.BeginQuery and CommitQuery are not supported: idem begins and commits the work's transaction itself")
+	case opts.TxOptions.AccessMode == pgx.ReadOnly:
+		return nil, errors.New("pgstore: Options.TxOptions.AccessMode read-only: the stored response is written in the work's transaction")
+	}
 	switch opts.TxOptions.IsoLevel {
 	case "":
 		opts.TxOptions.IsoLevel = pgx.ReadCommitted

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -36,16 +37,84 @@ func Tx(ctx context.Context) (pgx.Tx, bool) {
 var errOwnedTx = errors.New("pgstore: the work's transaction is committed or rolled back by idem, not by the handler")
 
 // ownedTx is the work's transaction as the handler sees it: everything but
-// ending it.
-type ownedTx struct{ pgx.Tx }
+// ending it, until the work ends. After that its statements fail with
+// pgx.ErrTxClosed, as pgx's own would, rather than run on a connection
+// back in the pool (in autocommit, or in another request's transaction):
+// a goroutine the handler left running cannot write outside its work.
+type ownedTx struct {
+	pgx.Tx
+	ended atomic.Bool
+}
 
-func (ownedTx) Commit(context.Context) error   { return errOwnedTx }
-func (ownedTx) Rollback(context.Context) error { return errOwnedTx }
+func (*ownedTx) Commit(context.Context) error   { return errOwnedTx }
+func (*ownedTx) Rollback(context.Context) error { return errOwnedTx }
+
+func (t *ownedTx) Begin(ctx context.Context) (pgx.Tx, error) {
+	if t.ended.Load() {
+		return nil, pgx.ErrTxClosed
+	}
+	return t.Tx.Begin(ctx)
+}
+
+func (t *ownedTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if t.ended.Load() {
+		return pgconn.CommandTag{}, pgx.ErrTxClosed
+	}
+	return t.Tx.Exec(ctx, sql, args...)
+}
+
+func (t *ownedTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if t.ended.Load() {
+		return nil, pgx.ErrTxClosed
+	}
+	return t.Tx.Query(ctx, sql, args...)
+}
+
+func (t *ownedTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if t.ended.Load() {
+		return errRow{}
+	}
+	return t.Tx.QueryRow(ctx, sql, args...)
+}
+
+func (t *ownedTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	if t.ended.Load() {
+		return errBatch{}
+	}
+	return t.Tx.SendBatch(ctx, b)
+}
+
+func (t *ownedTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
+	if t.ended.Load() {
+		return 0, pgx.ErrTxClosed
+	}
+	return t.Tx.CopyFrom(ctx, table, columns, src)
+}
+
+func (t *ownedTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
+	if t.ended.Load() {
+		return nil, pgx.ErrTxClosed
+	}
+	return t.Tx.Prepare(ctx, name, sql)
+}
+
+// errRow and errBatch answer every use with pgx.ErrTxClosed.
+type errRow struct{}
+
+func (errRow) Scan(...any) error { return pgx.ErrTxClosed }
+
+type errBatch struct{}
+
+func (errBatch) Exec() (pgconn.CommandTag, error) { return pgconn.CommandTag{}, pgx.ErrTxClosed }
+func (errBatch) Query() (pgx.Rows, error)         { return nil, pgx.ErrTxClosed }
+func (errBatch) QueryRow() pgx.Row                { return errRow{} }
+func (errBatch) Close() error                     { return pgx.ErrTxClosed }
 
 // BeginWork implements [server.Transactor].
 //
-// Without Options.Transactional it returns ctx unchanged and a Work whose
-// Commit is [Store.Complete] and whose Rollback does nothing.
+// Without Options.Transactional it returns ctx unchanged and a nil Work:
+// the work runs outside the database and its outcome is stored with
+// [Store.Complete].
 //
 // In transactional mode it takes a connection from the pool and begins a
 // transaction on it (one round trip); the returned context carries the
@@ -53,7 +122,7 @@ func (ownedTx) Rollback(context.Context) error { return errOwnedTx }
 // Work's Commit or Rollback, one of which must be called.
 func (s *Store) BeginWork(ctx context.Context, k server.Key, token string) (context.Context, server.Work, error) {
 	if !s.opts.Transactional {
-		return ctx, plainWork{s: s, k: k, token: token}, nil
+		return ctx, nil, nil
 	}
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
@@ -64,22 +133,9 @@ func (s *Store) BeginWork(ctx context.Context, k server.Key, token string) (cont
 		conn.Release()
 		return ctx, nil, translate(ctx, "begin work", err)
 	}
-	w := &txWork{s: s, k: k, token: token, conn: conn, tx: tx}
-	return context.WithValue(ctx, txKey{}, pgx.Tx(ownedTx{tx})), w, nil
+	w := &txWork{s: s, k: k, token: token, conn: conn, tx: tx, owned: &ownedTx{Tx: tx}}
+	return context.WithValue(ctx, txKey{}, pgx.Tx(w.owned)), w, nil
 }
-
-// plainWork is the Work of a Store without transactions.
-type plainWork struct {
-	s     *Store
-	k     server.Key
-	token string
-}
-
-func (w plainWork) Commit(ctx context.Context, resp server.Response, retention time.Duration) error {
-	return w.s.Complete(ctx, w.k, w.token, resp, retention)
-}
-
-func (plainWork) Rollback(context.Context) error { return nil }
 
 // txWork is the Work of a transactional Store. It is not safe for
 // concurrent use; the middleware calls it from the request's goroutine.
@@ -89,6 +145,7 @@ type txWork struct {
 	token string
 	conn  *pgxpool.Conn // nil once the work has ended
 	tx    pgx.Tx
+	owned *ownedTx // the handler's view of tx
 }
 
 // Commit stores resp fenced by the lease token and commits the transaction,
@@ -174,6 +231,7 @@ func (w *txWork) rollback(ctx context.Context) {
 // end returns the connection to the pool, which closes it instead if it is
 // still inside a transaction.
 func (w *txWork) end() {
+	w.owned.ended.Store(true) // before the connection can serve anyone else
 	w.conn.Release()
 	w.conn = nil
 }

@@ -34,9 +34,9 @@ const (
 // other tests too. The store's clock may be real: the suite needs about a
 // second of wall time.
 //
-// If the store implements [server.Transactor], Run also checks that Commit
-// records an outcome fenced by the token and that Rollback leaves the key
-// to be released.
+// If the store implements [server.Transactor] and its BeginWork returns a
+// Work, Run also checks that Commit records an outcome fenced by the token
+// and that Rollback leaves the key to be released.
 func Run(t *testing.T, newStore func(t *testing.T) server.Store) {
 	t.Helper()
 	s := newStore(t)
