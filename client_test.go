@@ -552,7 +552,8 @@ func TestRetriesStopAtTheKeysRetention(t *testing.T) {
 	})
 	j := openJournal(t, "")
 	const retention = 300 * time.Millisecond
-	c := newClient(t, Options{Journal: j, KeyRetention: retention, BaseDelay: 50 * time.Millisecond, MaxDelay: 100 * time.Millisecond, MaxAttempts: 50})
+	c := newClient(t, Options{Journal: j, KeyRetention: retention, AttemptTimeout: 50 * time.Millisecond,
+		BaseDelay: 50 * time.Millisecond, MaxDelay: 100 * time.Millisecond, MaxAttempts: 50})
 	start := time.Now()
 	_, err := c.Do(post(t, s.srv.URL, `{}`))
 	require.ErrorIs(t, err, ErrExpired)

@@ -54,7 +54,8 @@ type Options struct {
 	// KeyRetention is how long the server keeps a key (Stripe: 24 hours).
 	// A pending operation older than this is never sent again; it is marked
 	// Expired and reported, since the server may have forgotten the key.
-	// Default 24h.
+	// Retries stop short of it too: one that could arrive after it (its
+	// wait plus AttemptTimeout) is not sent. Default 24h.
 	KeyRetention time.Duration
 	// SecretHeaders lists headers, besides Authorization, Cookie and
 	// Proxy-Authorization, that are never written to the journal.

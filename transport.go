@@ -246,9 +246,10 @@ func checkRetry(ctx context.Context, resp *http.Response, err error) (bool, erro
 		c.budget.refund(cost)
 		return cl.stop(ErrDeadline)
 	}
-	if !cl.op.CreatedAt.IsZero() && c.pastRetention(cl.op, now.Add(wait)) {
+	if !cl.op.CreatedAt.IsZero() && c.pastRetention(cl.op, now.Add(wait+c.opts.AttemptTimeout)) {
 		// The server may have forgotten the key by the time this retry
-		// arrives, and would run the operation again.
+		// arrives (within an attempt timeout of being sent), and would run
+		// the operation again.
 		c.budget.refund(cost)
 		return cl.stop(ErrExpired)
 	}

@@ -70,6 +70,34 @@ func TestCancelledRequestWithoutAnswerIsReleased(t *testing.T) {
 	assert.Equal(t, int64(2), calls.Load(), "the retry ran the work that never happened")
 }
 
+// TestCancelledRequestWithAnAnswerIsRecorded: a handler that did its work
+// after its client left and answers (a header set, or WriteHeader, with no
+// body) is recorded: the retry replays it instead of running again.
+func TestCancelledRequestWithAnAnswerIsRecorded(t *testing.T) {
+	t.Parallel()
+	for name, answer := range map[string]func(http.ResponseWriter){
+		"a header":    func(w http.ResponseWriter) { w.Header().Set("Location", "/charges/1") },
+		"WriteHeader": func(w http.ResponseWriter) { w.WriteHeader(http.StatusOK) },
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var calls atomic.Int64
+			ctx, cancel := context.WithCancel(context.Background())
+			h := server.Middleware(newMemstore(), singleTenant())(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				calls.Add(1)
+				cancel() // the client goes away while the work runs
+				answer(w)
+			}))
+			req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/orders", strings.NewReader("x"))
+			req.Header.Set("Idempotency-Key", "answered-1")
+			h.ServeHTTP(httptest.NewRecorder(), req)
+			again := serveDirect(h, "answered-1", "x")
+			assert.Equal(t, "true", again.Header().Get(server.ReplayedHeader))
+			assert.Equal(t, int64(1), calls.Load())
+		})
+	}
+}
+
 // TestHeadersOfTheSurroundingChain: headers set around the middleware (a
 // CORS layer's Vary, a default Content-Type, a request ID) are seen and
 // kept by the handler as without the middleware, and a replay records

@@ -25,8 +25,9 @@ import (
 //   - on the first request, runs the handler with a buffering
 //     ResponseWriter, records the outcome, then answers it. The whole
 //     response is held in memory and stored, so endpoints behind the
-//     middleware should answer with bounded bodies; Flush does nothing
-//     and the connection cannot be hijacked;
+//     middleware should answer with bounded bodies; Flush sends nothing
+//     and the connection cannot be hijacked. The handler sees the header
+//     fields the chain around the middleware set, as without it;
 //   - on a repeat with the same fingerprint, replays the recorded status,
 //     headers and body with "Idempotent-Replayed: true"; while the first
 //     still runs, answers 409 with Retry-After or waits (Options.Wait);
@@ -41,6 +42,10 @@ import (
 // The handler's request context is cancelled when the client goes away,
 // as usual, and with cause [ErrLeaseLost] when the lease renewal finds the
 // key taken over; the outcome is then not recorded and the client gets 409.
+// A handler that returns without answering at all (no status, no header
+// field, no body) once its context is cancelled is taken to have given up:
+// its key is released, so a retry runs it. A handler that did its work
+// and answers 200 with no body says so with WriteHeader.
 // If the store implements [Transactor], the handler runs with the context
 // from BeginWork and a recorded outcome is committed with the work.
 //
@@ -221,11 +226,13 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, k Key, fp, token s
 	h.next.ServeHTTP(rec, r)
 	returned = true
 
-	if !rec.wroteHeader && rec.body.Len() == 0 && ctx.Err() != nil {
+	if ctx.Err() != nil && !rec.wroteHeader && rec.body.Len() == 0 && sameHeader(rec.header, outer) {
 		// The handler gave up on a cancelled request (the client left,
-		// or the lease was lost) without answering. There is no outcome
-		// to record: a 200 with no body would tell every retry the work
-		// was done.
+		// or the lease was lost) without answering at all: no status,
+		// no header, no body. There is no outcome to record: a 200 with
+		// no body would tell every retry the work was done. (A handler
+		// that did its work and answers 200 with no body says so with
+		// WriteHeader, or sets a header.)
 		h.cancelled(w, a)
 		return
 	}

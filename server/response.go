@@ -107,10 +107,25 @@ func sendFirst(w http.ResponseWriter, resp Response) {
 	send(w, resp)
 }
 
+// sameHeader reports whether a and b hold the same fields and values.
+func sameHeader(a, b http.Header) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for name, vals := range a {
+		if !slices.Equal(vals, b[name]) {
+			return false
+		}
+	}
+	return true
+}
+
 // changedHeader returns the fields of h that differ from those in outer
 // (the header the chain around the middleware set before the handler
-// ran): what the handler added or changed. It returns h itself when outer
-// is empty.
+// ran): what the handler added or changed. A field the handler extended
+// (Add) is returned whole, with the chain's values for this request in it;
+// a field the handler deleted is not recorded as deleted. It returns h
+// itself when outer is empty.
 func changedHeader(h, outer http.Header) http.Header {
 	if len(outer) == 0 {
 		return h

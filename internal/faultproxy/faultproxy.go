@@ -159,6 +159,7 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.requests.Add(1)
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
 	if err != nil {
+		resetConn(w) // no answer rather than an empty 200
 		return
 	}
 	f, delay := p.roll(r)
