@@ -23,18 +23,15 @@ import (
 // is answered from the journal. Without one they run side by side, and the
 // server tells them apart (409 while the first runs, then a replay).
 type Client struct {
-	opts Options
-	hc   *http.Client
-	// bodyTimeout bounds reading a response body, where the transport's
-	// own attempt timeout ends with the headers.
-	bodyTimeout time.Duration
-	journal     *Journal
-	budget      *budget
-	secret      map[string]bool // canonical names of headers never journaled
-	keys        keyLocks
-	prepare     func(*http.Request) error // Options.PrepareRequest, errors wrapped
-	retrier     *retryablehttp.Client
-	rt          http.RoundTripper // Options.Transport with the attempt timeout
+	opts    Options
+	hc      *http.Client
+	journal *Journal
+	budget  *budget
+	secret  map[string]bool // canonical names of headers never journaled
+	keys    keyLocks
+	prepare func(*http.Request) error // Options.PrepareRequest, errors wrapped
+	retrier *retryablehttp.Client
+	rt      http.RoundTripper // Options.Transport with the attempt timeout
 }
 
 // New returns a Client configured by opts. It fails only on invalid options.
@@ -43,14 +40,13 @@ func New(opts Options) (*Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt, bodyTimeout := withAttemptTimeout(o.Transport, o.AttemptTimeout)
+	rt := attemptTransport{o.Transport, o.AttemptTimeout}
 	c := &Client{
-		rt:          rt,
-		bodyTimeout: bodyTimeout,
-		opts:        o,
-		journal:     o.Journal,
-		budget:      newBudget(o.Budget),
-		secret:      map[string]bool{"Authorization": true, "Cookie": true, "Proxy-Authorization": true, o.Header: true},
+		rt:      rt,
+		opts:    o,
+		journal: o.Journal,
+		budget:  newBudget(o.Budget),
+		secret:  map[string]bool{"Authorization": true, "Cookie": true, "Proxy-Authorization": true, o.Header: true},
 		hc: &http.Client{
 			Transport:     rt,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -106,7 +102,11 @@ type Response struct {
 // retried; other responses are final, as is any response the server marks
 // Idempotent-Replayed. A final 4xx is returned as a Response with a nil
 // error, except 422, which means the key was reused for a different request
-// and returns an *Error wrapping ErrKeyReused.
+// and returns an *Error wrapping ErrKeyReused. A 401, 403 or 407 that is not
+// a replay is returned too, but the journal keeps the operation pending:
+// the server refused it before running it (an earlier attempt may still
+// have run), and a call with the same key, or Resume, continues it once the
+// credentials are right.
 //
 // Without a final answer (retries or budget exhausted, deadline too near,
 // context cancelled) Do returns an *Error; the operation stays pending under
@@ -275,10 +275,10 @@ func (c *Client) fromJournal(op *Operation) (*Response, error) {
 	if r == nil {
 		return nil, op.error(fmt.Errorf("%w: %s: %s operation %q has no result", ErrJournalCorrupt, c.journal.path, op.State, op.Key), 0)
 	}
-	return c.answer(op, &Response{
+	return c.answer(op, &Response{ // copies: the record may be shared with other callers
 		StatusCode:  r.StatusCode,
-		Header:      r.Header,
-		Body:        r.Body,
+		Header:      r.Header.Clone(),
+		Body:        bytes.Clone(r.Body),
 		Key:         op.Key,
 		Replayed:    r.Replayed,
 		FromJournal: true,
@@ -300,8 +300,12 @@ func (c *Client) answer(op *Operation, r *Response) (*Response, error) {
 // pastRetention reports whether the server may have forgotten op's key by
 // now: past the retention op was journaled with, or past the client's
 // current KeyRetention, if that is shorter.
+//
+// It compares wall-clock times: a monotonic reading stops while a machine
+// sleeps or a VM is paused, but the server's retention does not.
 func (c *Client) pastRetention(op *Operation, now time.Time) bool {
-	return now.After(op.ExpiresAt) || now.After(op.CreatedAt.Add(c.opts.KeyRetention))
+	now = now.Round(0)
+	return now.After(op.ExpiresAt.Round(0)) || now.After(op.CreatedAt.Round(0).Add(c.opts.KeyRetention))
 }
 
 func (c *Client) expire(op *Operation) error {

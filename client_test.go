@@ -570,3 +570,61 @@ func TestRetriesStopAtTheKeysRetention(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, Expired, op.State)
 }
+
+// TestUnauthorizedLeavesTheOperationPending: the first attempt's answer is
+// lost (the server may have run it), the retry is refused with 401 because
+// the credentials expired meanwhile. The 401 is returned, but the operation
+// stays pending: called again with fresh credentials and the same key, it
+// continues, and is not answered from the journal with the 401.
+func TestUnauthorizedLeavesTheOperationPending(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(503, 401, 201))
+	j := openJournal(t, "")
+	c := newClient(t, quickOptions(Options{Journal: j}))
+	send := func() (*Response, error) {
+		req := post(t, s.srv.URL, `{"amount":5}`)
+		req.Header.Set("Idempotency-Key", "refused-1")
+		return c.Do(req)
+	}
+	resp, err := send()
+	require.NoError(t, err)
+	assert.Equal(t, 401, resp.StatusCode)
+	op, ok, err := j.Lookup("refused-1")
+	require.NoError(t, err)
+	require.True(t, ok)
+	assert.Equal(t, Pending, op.State)
+
+	resp, err = send()
+	require.NoError(t, err)
+	assert.Equal(t, 201, resp.StatusCode)
+	assert.False(t, resp.FromJournal)
+	assert.Len(t, s.seen(), 3)
+}
+
+// TestAnswersFromTheJournalAreCopies: two callers answered from one record
+// get their own header and body; one changing its answer changes nothing
+// for the other.
+func TestAnswersFromTheJournalAreCopies(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("X-Charge", "ch_1")
+		w.WriteHeader(201)
+		io.WriteString(w, "Created")
+	})
+	c := newClient(t, quickOptions(Options{Journal: openJournal(t, "")}))
+	send := func() *Response {
+		req := post(t, s.srv.URL, `{}`)
+		req.Header.Set("Idempotency-Key", "copied-1")
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		return resp
+	}
+	send()
+	first := send()
+	require.True(t, first.FromJournal)
+	first.Body[0] = 'X'
+	first.Header.Set("X-Charge", "changed")
+	second := send()
+	assert.Equal(t, "Created", string(second.Body))
+	assert.Equal(t, "ch_1", second.Header.Get("X-Charge"))
+}

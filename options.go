@@ -22,11 +22,9 @@ type Options struct {
 	// http.DefaultTransport allowing 64 idle connections per host. idem
 	// never calls its CloseIdleConnections.
 	Transport http.RoundTripper
-	// AttemptTimeout bounds how long one attempt waits for the response
-	// headers, and then how long it takes to read the body. Default 30s. A
-	// timed-out attempt is retried. (On an *http.Transport the first is its
-	// ResponseHeaderTimeout, set on a clone, and a timer bounds the body;
-	// other transports get a per-attempt context covering both.)
+	// AttemptTimeout bounds one attempt, from dialling and writing the
+	// request to reading the whole response body, through a per-attempt
+	// context. Default 30s. A timed-out attempt is retried.
 	AttemptTimeout time.Duration
 
 	// Header names the idempotency key header. Default "Idempotency-Key".

@@ -22,6 +22,14 @@ import (
 // was read. The operation stays pending in the journal whenever Do would
 // have returned an error.
 //
+// Do not put another retrying layer on top (an SDK's own retries, or
+// go-retryablehttp): each of its retries is a new request to Transport,
+// and without a key header a new operation under a new key. Turn its
+// retries off, or set the key yourself (DeriveKey from your own IDs), so
+// that its retries continue one operation. And keep requests whose bodies
+// carry secrets (an OAuth token request) off this transport: the journal
+// stores bodies as they are sent.
+//
 // Do does not follow redirects: an operation's redirect response is its
 // answer. HTTPClient does not follow them for operations either. An
 // http.Client of your own over Transport would, copying the key header to

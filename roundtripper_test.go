@@ -140,3 +140,22 @@ func TestHTTPClientRedirects(t *testing.T) {
 	assert.Equal(t, http.StatusCreated, resp.StatusCode, "a GET follows its redirect")
 	assert.Equal(t, "/moved", resp.Request.URL.Path)
 }
+
+// TestHeadWithAKey: a HEAD response has no body whatever its
+// Content-Length says; it is an answer, not a cut-off body to retry.
+func TestHeadWithAKey(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Length", "5")
+		w.WriteHeader(200)
+	})
+	c := newClient(t, quickOptions(Options{}))
+	req, err := http.NewRequest(http.MethodHead, s.srv.URL, nil)
+	require.NoError(t, err)
+	req.Header.Set("Idempotency-Key", "head-1")
+	resp, err := c.HTTPClient().Do(req)
+	require.NoError(t, err)
+	resp.Body.Close()
+	assert.Equal(t, 200, resp.StatusCode)
+	assert.Len(t, s.seen(), 1)
+}

@@ -5,8 +5,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -142,62 +142,35 @@ func TestReadAtMost(t *testing.T) {
 	require.ErrorIs(t, err, ErrBodyTooLarge)
 }
 
-// slowBody sleeps d on its first read, then reads r; Close does not
-// interrupt it.
-type slowBody struct {
-	r     io.Reader
-	d     time.Duration
-	slept bool
-}
-
-func (b *slowBody) Read(p []byte) (int, error) {
-	if !b.slept {
-		time.Sleep(b.d)
-		b.slept = true
-	}
-	return b.r.Read(p)
-}
-
-func (b *slowBody) Close() error { return nil }
-
-// TestBodyTimerClosesOnlyItsOwnBody: body timers are pooled; one that
-// fires just as its body is read whole must not go back to the pool and
-// close the next reader's body. Fast bodies, read in a fraction of the
-// timeout, are never cut off, while slow ones race their timers.
-func TestBodyTimerClosesOnlyItsOwnBody(t *testing.T) {
+// TestAttemptTimeoutBoundsTheWrite: the first attempt's server accepts the
+// request and never reads its body, so writing a large body stalls; the
+// attempt timeout ends it and the retry gets the answer.
+func TestAttemptTimeoutBoundsTheWrite(t *testing.T) {
 	t.Parallel()
-	const timeout = 2 * time.Millisecond
-	c := newClient(t, Options{AttemptTimeout: timeout})
-	require.Equal(t, timeout, c.bodyTimeout)
-	var cut atomic.Int64
-	var wg sync.WaitGroup
-	stop := time.Now().Add(time.Second)
-	for g := range 32 {
-		wg.Go(func() {
-			for i := 0; time.Now().Before(stop); i++ {
-				slow := (g+i)%2 == 0
-				d := 50 * time.Microsecond
-				if slow {
-					d = timeout // done about when its timer fires
+	forEachTransportPath(t, func(t *testing.T, rt http.RoundTripper) {
+		release := make(chan struct{})
+		var n atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if n.Add(1) == 1 {
+				select { // never read the body
+				case <-release:
+				case <-r.Context().Done():
 				}
-				start := time.Now()
-				_, err := c.readResponse(&http.Response{Body: &slowBody{r: strings.NewReader("x"), d: d}, ContentLength: -1})
-				if !slow && err != nil && time.Since(start) < timeout/2 {
-					cut.Add(1)
-				}
+				return
 			}
-		})
-	}
-	wg.Wait()
-	assert.Zero(t, cut.Load(), "fast bodies cut off by another body's timer")
-}
-
-// TestBodyReadWholeJustInTimeStands: a body read whole stands even if the
-// timer fired before the reader noticed.
-func TestBodyReadWholeJustInTimeStands(t *testing.T) {
-	t.Parallel()
-	c := newClient(t, Options{AttemptTimeout: 20 * time.Millisecond})
-	b, err := c.readResponse(&http.Response{Body: &slowBody{r: strings.NewReader("complete"), d: 40 * time.Millisecond}, ContentLength: -1})
-	require.NoError(t, err)
-	assert.Equal(t, "complete", string(b))
+			io.Copy(io.Discard, r.Body)
+			w.WriteHeader(201)
+		}))
+		defer srv.Close()
+		defer close(release)
+		c := newClient(t, quickOptions(Options{Transport: rt, AttemptTimeout: time.Second, MaxRequestBody: 64 << 20}))
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, bytes.NewReader(make([]byte, 16<<20)))
+		require.NoError(t, err)
+		resp, err := c.Do(req)
+		require.NoError(t, err)
+		assert.Equal(t, 201, resp.StatusCode)
+		assert.Equal(t, 2, resp.Attempts)
+	})
 }

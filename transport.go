@@ -14,7 +14,6 @@ import (
 	"net/http/httptrace"
 	"net/url"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -117,82 +116,23 @@ func (c *Client) send(ctx context.Context, cl *call, op *Operation, header http.
 	return cl.finish(resp, err)
 }
 
-// readResponse reads resp's body whole. Where the attempt timeout is the
-// transport's ResponseHeaderTimeout, which ends with the headers, a timer
-// bounds the body's reading too: when it fires it closes the body, and
-// the attempt fails with a timeout.
+// readResponse reads resp's body whole. A response that has no body
+// whatever its Content-Length says (to HEAD, or 1xx, 204, 304) reads as
+// empty.
 func (c *Client) readResponse(resp *http.Response) ([]byte, error) {
-	if c.bodyTimeout <= 0 {
-		return readAtMost(resp.Body, resp.ContentLength, c.opts.MaxResponseBody)
+	size := resp.ContentLength
+	if !bodyAllowed(resp) {
+		size = 0
 	}
-	bt := bodyTimers.Get().(*bodyTimer)
-	bt.arm(resp.Body, c.bodyTimeout)
-	b, err := readAtMost(resp.Body, resp.ContentLength, c.opts.MaxResponseBody)
-	fired, stopped := bt.disarm()
-	if stopped {
-		// The timer's function will not run for this arming: safe to
-		// reuse. Otherwise it may still be on its way, and would close
-		// the next user's body; that timer is dropped.
-		bodyTimers.Put(bt)
-	}
-	if fired && err != nil { // a body read whole just in time stands
-		return nil, bodyTimeoutError{c.bodyTimeout}
-	}
-	return b, err
+	return readAtMost(resp.Body, size, c.opts.MaxResponseBody)
 }
 
-// bodyTimer closes a response body if it is not read in time. Timers are
-// pooled, so bounding a body costs no allocation.
-type bodyTimer struct {
-	t     *time.Timer
-	mu    sync.Mutex
-	body  io.Closer // the body being read; nil when disarmed
-	fired bool
+// bodyAllowed reports whether resp may carry a body (RFC 9110, 6.4.1).
+func bodyAllowed(resp *http.Response) bool {
+	s := resp.StatusCode
+	return !(resp.Request != nil && resp.Request.Method == http.MethodHead) &&
+		s >= 200 && s != http.StatusNoContent && s != http.StatusNotModified
 }
-
-var bodyTimers = sync.Pool{New: func() any {
-	bt := new(bodyTimer)
-	bt.t = time.AfterFunc(time.Hour, bt.fire)
-	bt.t.Stop()
-	return bt
-}}
-
-func (bt *bodyTimer) fire() {
-	bt.mu.Lock()
-	defer bt.mu.Unlock()
-	if bt.body != nil { // not disarmed meanwhile
-		bt.body.Close()
-		bt.fired = true
-	}
-}
-
-func (bt *bodyTimer) arm(body io.Closer, d time.Duration) {
-	bt.mu.Lock()
-	bt.body, bt.fired = body, false
-	bt.mu.Unlock()
-	bt.t.Reset(d)
-}
-
-// disarm stops the timer. It reports whether the timer closed the body,
-// and whether it stopped the timer before its function started: if not,
-// the function may still run, late, and finds nothing to close.
-func (bt *bodyTimer) disarm() (fired, stopped bool) {
-	stopped = bt.t.Stop()
-	bt.mu.Lock()
-	defer bt.mu.Unlock()
-	bt.body = nil
-	return bt.fired, stopped
-}
-
-// bodyTimeoutError is a response body that did not arrive within the
-// attempt timeout. It is a net.Error whose Timeout is true.
-type bodyTimeoutError struct{ d time.Duration }
-
-func (e bodyTimeoutError) Error() string {
-	return fmt.Sprintf("idem: response body not read within the attempt timeout (%v)", e.d)
-}
-func (bodyTimeoutError) Timeout() bool   { return true }
-func (bodyTimeoutError) Temporary() bool { return true }
 
 func passThrough(resp *http.Response, err error, _ int) (*http.Response, error) { return resp, err }
 
@@ -314,7 +254,7 @@ func (cl *call) finish(resp *http.Response, err error) (*Response, error) {
 		c.budget.refund(cl.lastCost)
 	}
 	replayed := isReplayed(resp.Header)
-	if c.journal != nil {
+	if c.journal != nil && (replayed || !refusedBeforeRunning(cl.status)) {
 		c.record(op, cl, replayed)
 	}
 	cl.resp = Response{
@@ -351,6 +291,13 @@ func (c *Client) record(op *Operation, cl *call, replayed bool) {
 	}
 }
 
+// refusedBeforeRunning reports whether status says the server refused the
+// request before running it, for want of credentials: not the operation's
+// outcome, which stays unknown.
+func refusedBeforeRunning(status int) bool {
+	return status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusProxyAuthRequired
+}
+
 // retryableError reports whether a transport error may go away on another
 // attempt. Certificate failures and malformed requests will not.
 func retryableError(err error) bool {
@@ -374,29 +321,11 @@ func isTimeout(err error) bool {
 	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
 }
 
-// withAttemptTimeout bounds each attempt's wait for its response headers.
-// An *http.Transport is cloned with ResponseHeaderTimeout set, which costs
-// nothing per request, and bodyTimeout, for the body, is d; any other
-// RoundTripper gets a per-attempt context, which covers the body too.
-// Neither exposes CloseIdleConnections, so retryablehttp, which calls it
-// when it gives up, cannot empty the connection pool.
-func withAttemptTimeout(rt http.RoundTripper, d time.Duration) (_ http.RoundTripper, bodyTimeout time.Duration) {
-	if t, ok := rt.(*http.Transport); ok {
-		t = t.Clone()
-		if t.ResponseHeaderTimeout == 0 || t.ResponseHeaderTimeout > d {
-			t.ResponseHeaderTimeout = d
-		}
-		return roundTripOnly{t}, d
-	}
-	return attemptTransport{rt, d}, 0
-}
-
-type roundTripOnly struct{ rt http.RoundTripper }
-
-func (t roundTripOnly) RoundTrip(r *http.Request) (*http.Response, error) { return t.rt.RoundTrip(r) }
-
-// attemptTransport bounds each attempt with its own deadline, which ends
-// when the response body is closed.
+// attemptTransport bounds each attempt with its own deadline: the dial,
+// writing the request, waiting for the headers and reading the body (it
+// ends when the body is closed). It does not expose CloseIdleConnections,
+// so retryablehttp, which calls it when it gives up, cannot empty the
+// connection pool.
 type attemptTransport struct {
 	rt      http.RoundTripper
 	timeout time.Duration
