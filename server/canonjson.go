@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"slices"
+	"strings"
 	"unicode/utf8"
 )
 
@@ -18,9 +19,11 @@ const maxJSONDepth = 512
 // with the same canonical form decode to the same value; key order and
 // whitespace do not change it.
 //
-// Members are sorted by name only, stably: duplicate names are kept in the
-// order written, because decoders keep the last one, so {"a":1,"a":2} and
-// {"a":2,"a":1} decode differently and stay different texts.
+// An object with two member names that are equal under case folding
+// ({"a":1,"a":2}, {"Amount":1,"amount":2}) has no canonical form: decoders
+// read it differently (encoding/json matches names regardless of case and
+// keeps the last), so canonicalJSON reports false and the body counts byte
+// for byte.
 //
 // A canonicalizer is reused through fingerprint's pool; it is not safe for
 // concurrent use.
@@ -219,6 +222,9 @@ func (c *canonicalizer) object() bool {
 			return false
 		}
 	}
+	if c.foldedDuplicates(c.members[base:]) {
+		return false
+	}
 	if !sorted {
 		c.sortMembers(start, c.members[base:])
 	}
@@ -226,6 +232,37 @@ func (c *canonicalizer) object() bool {
 	c.members = c.members[:base]
 	c.depth--
 	return true
+}
+
+// foldedDuplicates reports whether two members share a name under case
+// folding. Decoders disagree on such objects (encoding/json matches names
+// case-insensitively and keeps the last match; others keep the first, or
+// both), so no canonical form can stand for all of them: the body is then
+// fingerprinted as it is, byte for byte.
+func (c *canonicalizer) foldedDuplicates(ms []span) bool {
+	if len(ms) < 2 {
+		return false
+	}
+	name := func(m span) []byte { return c.out[m.from:m.colon] }
+	if len(ms) <= 16 {
+		for i := 1; i < len(ms); i++ {
+			for j := range i {
+				if bytes.EqualFold(name(ms[i]), name(ms[j])) {
+					return true
+				}
+			}
+		}
+		return false
+	}
+	seen := make(map[string]struct{}, len(ms))
+	for _, m := range ms {
+		k := strings.ToLower(strings.ToUpper(string(name(m)))) // ſ and K fold too
+		if _, dup := seen[k]; dup {
+			return true
+		}
+		seen[k] = struct{}{}
+	}
+	return false
 }
 
 // compareNames orders members by their canonical names.
