@@ -257,3 +257,59 @@ func TestFailedCompleteAfterOutsideWorkKeepsTheKey(t *testing.T) {
 	require.ErrorIs(t, err, server.ErrInFlight)
 	assert.Equal(t, int64(2), calls.Load(), "each work ran once")
 }
+
+// hangingComplete is a store whose Complete does not answer until its
+// context ends, as over a silent network partition.
+type hangingComplete struct{ server.Store }
+
+func (hangingComplete) Complete(ctx context.Context, _ server.Key, _ string, _ server.Response, _ time.Duration) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestRecordingTheOutcomeIsBounded: a store that does not answer the
+// completion holds the request for about a lease, not for ever.
+func TestRecordingTheOutcomeIsBounded(t *testing.T) {
+	t.Parallel()
+	h := server.Middleware(hangingComplete{newMemstore()}, server.Options{SingleTenant: true, Lease: 100 * time.Millisecond})(
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) }))
+	done := make(chan *httptest.ResponseRecorder, 1)
+	start := time.Now()
+	go func() { done <- serveDirect(h, "bounded-1", "x") }()
+	select {
+	case rec := <-done:
+		assert.Less(t, time.Since(start), 2*time.Second)
+		assert.Equal(t, http.StatusCreated, rec.Code, "the work happened: the handler's answer")
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request still waits on the store")
+	}
+}
+
+// failingRenewals is a store whose Renew fails, without saying the lease
+// was lost, as when the database is out of reach.
+type failingRenewals struct{ server.Store }
+
+func (failingRenewals) Renew(context.Context, server.Key, string, time.Duration) error {
+	return errors.New("database unreachable")
+}
+
+// TestWorkStopsWhenRenewalsFailForALease: once no renewal has got through
+// for a whole lease, the key may be another worker's: the handler's
+// context is cancelled with cause ErrLeaseLost.
+func TestWorkStopsWhenRenewalsFailForALease(t *testing.T) {
+	t.Parallel()
+	cause := make(chan error, 1)
+	h := server.Middleware(failingRenewals{newMemstore()}, server.Options{SingleTenant: true, Lease: 60 * time.Millisecond})(
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			select {
+			case <-r.Context().Done():
+				cause <- context.Cause(r.Context())
+			case <-time.After(3 * time.Second):
+				cause <- nil
+			}
+		}))
+	start := time.Now()
+	serveDirect(h, "unrenewed-1", "x")
+	assert.ErrorIs(t, <-cause, server.ErrLeaseLost)
+	assert.Less(t, time.Since(start), 2*time.Second)
+}

@@ -29,10 +29,13 @@ type attempt struct {
 	since      uint64      // the renewer's tick at the last renewal, likewise
 	timer      *time.Timer // without a renewer
 
+	ending deadlineCtx // the context of the store calls that end the attempt
+
 	mu       sync.Mutex
 	ended    bool
 	lost     bool
-	renewing bool // a renewal is under way: a slow store gets one at a time
+	renewing bool      // a renewal is under way: a slow store gets one at a time
+	renewed  time.Time // when the lease was last known held: the claim, or a renewal
 }
 
 // start starts the work on k, acquired under token. It returns the
@@ -57,6 +60,7 @@ func (a *attempt) start(parent context.Context, store Store, k Key, token string
 		}
 		ctx, a.work = wctx, work // a nil Work: the work runs outside the store
 	}
+	a.renewed = time.Now()
 	if rn != nil {
 		rn.add(a)
 	} else {
@@ -98,8 +102,18 @@ func (a *attempt) renew() bool {
 		}
 		return false
 	}
-	if err != nil && a.log != nil {
+	if err == nil {
+		a.renewed = time.Now()
+		return true
+	}
+	if a.log != nil {
 		a.log.Warn("idem: lease renewal failed", "scope", a.key.Scope, "key", a.key.Key, "err", err)
+	}
+	if time.Since(a.renewed) >= a.lease {
+		// No renewal has got through for a whole lease: the key may be
+		// another worker's by now. Tell the work to stop; whether it is
+		// recorded is still decided by the fenced completion.
+		a.cancel(ErrLeaseLost)
 	}
 	return true
 }
@@ -129,13 +143,84 @@ func (a *attempt) stop() bool {
 	return a.lost
 }
 
+// bounded returns the context of the store calls that end the attempt:
+// the request's values, no cancellation, and a deadline one lease away.
+// Past it the lease has lapsed, renewal having stopped, and the key may be
+// another worker's; a store that does not answer by then (a partition, a
+// failover without a reset) must not hold the request and its connection.
+// The context lives in the attempt, and costs an allocation only if the
+// store asks for its Done channel.
+// Callers defer a.ending.stop().
+func (a *attempt) bounded() context.Context {
+	if a.ending.at.IsZero() {
+		a.ending.parent, a.ending.at = &a.detached, time.Now().Add(a.lease)
+	}
+	return &a.ending
+}
+
+// deadlineCtx is a context with values from parent and a deadline, and no
+// cancellation otherwise. Its Done channel and timer are made on demand.
+type deadlineCtx struct {
+	parent context.Context
+	at     time.Time
+	mu     sync.Mutex
+	done   chan struct{}
+	timer  *time.Timer
+}
+
+func (c *deadlineCtx) Deadline() (time.Time, bool) { return c.at, true }
+func (c *deadlineCtx) Value(k any) any             { return c.parent.Value(k) }
+
+func (c *deadlineCtx) Done() <-chan struct{} {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done == nil {
+		c.done = make(chan struct{})
+		if d := time.Until(c.at); d <= 0 {
+			close(c.done)
+		} else {
+			done := c.done
+			c.timer = time.AfterFunc(d, func() { close(done) })
+		}
+	}
+	return c.done
+}
+
+func (c *deadlineCtx) Err() error {
+	c.mu.Lock()
+	done := c.done
+	c.mu.Unlock()
+	if done != nil { // consistent with Done: an error once it is closed
+		select {
+		case <-done:
+			return context.DeadlineExceeded
+		default:
+			return nil
+		}
+	}
+	if time.Now().Before(c.at) {
+		return nil
+	}
+	return context.DeadlineExceeded
+}
+
+// stop releases the timer, if Done made one. The context stays usable.
+func (c *deadlineCtx) stop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.timer != nil {
+		c.timer.Stop()
+	}
+}
+
 // complete records resp for retention, fenced by the lease token: through
 // Work.Commit for a Transactor, Store.Complete otherwise. It returns
 // ErrLeaseLost, storing nothing, if the key was taken over.
 func (a *attempt) complete(resp Response, retention time.Duration) error {
 	lost := a.stop()
 	defer a.cancel(nil)
-	ctx := &a.detached
+	ctx := a.bounded()
+	defer a.ending.stop()
 	switch {
 	case lost:
 		if a.work != nil {
@@ -164,7 +249,8 @@ func (a *attempt) complete(resp Response, retention time.Duration) error {
 func (a *attempt) release() error {
 	lost := a.stop()
 	defer a.cancel(nil)
-	ctx := &a.detached
+	ctx := a.bounded()
+	defer a.ending.stop()
 	var err error
 	if a.work != nil {
 		err = a.work.Rollback(ctx)

@@ -41,7 +41,11 @@ import (
 //
 // The handler's request context is cancelled when the client goes away,
 // as usual, and with cause [ErrLeaseLost] when the lease renewal finds the
-// key taken over; the outcome is then not recorded and the client gets 409.
+// key taken over (the outcome is then not recorded and the client gets
+// 409) or has not got through for a whole lease (the key may be another
+// worker's by now; the fenced completion decides). Recording the outcome
+// is bounded by one lease too: a store that does not answer by then does
+// not hold the request.
 // A handler that returns without answering at all (no status, no header
 // field, no body) once its context is cancelled is taken to have given up:
 // its key is released, so a retry runs it. A handler that did its work
