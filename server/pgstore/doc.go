@@ -79,11 +79,13 @@
 //
 // What is traded: a crash of the database server shortly after a claim or
 // renewal (within three wal_writer_delay periods, 600 ms by default) can
-// forget it while the handler is still running in a process that survived. A retry arriving after the database restarts
-// then claims the key again and runs concurrently. In transactional mode
-// that is harmless: the first handler's transaction died with the crash.
-// When the work is outside the database (a call to another service) and
-// that window matters, set Options.DurableClaims.
+// forget it while the handler is still running in a process that survived.
+// The surviving handler's outcome then finds no claim to complete and is
+// refused (409), and a retry claims the key again and runs: the work runs
+// twice. In transactional mode that is harmless: the first handler's
+// transaction died with the crash. When the work is outside the database
+// (a call to another service) and that window matters, set
+// Options.DurableClaims.
 //
 // # Transactional mode
 //

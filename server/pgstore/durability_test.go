@@ -31,7 +31,7 @@ func TestCommitDurability(t *testing.T) {
 	for _, durable := range []bool{false, true} {
 		t.Run(fmt.Sprintf("durable claims %v", durable), func(t *testing.T) {
 			pool, w := countingPool(t)
-			s := newStore(t, pool, pgstore.Options{DurableClaims: durable})
+			s := newStore(t, pool, pgstore.Options{DurableClaims: durable, Abandon: time.Microsecond})
 			n := 0
 			fresh := func() server.Key { n++; return server.Key{Scope: "tenant", Key: fmt.Sprintf("k%d", n)} }
 			claim := func(k server.Key, d time.Duration) string {

@@ -3,6 +3,7 @@ package pgstore
 import (
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 )
@@ -27,6 +28,12 @@ type Options struct {
 	// underscores, the table part at most 48 bytes. The default is
 	// "idem_keys" in the connection's search_path.
 	Table string
+
+	// Abandon is how long Purge keeps a running record after its lease
+	// lapsed, so that a worker that was only paused can still record its
+	// outcome, and a retry with the same fingerprint can take the key over.
+	// Default 24 h (DefaultAbandon).
+	Abandon time.Duration
 
 	// Transactional makes BeginWork run the work inside a database
 	// transaction that commits together with the stored response; the

@@ -1,13 +1,28 @@
 package pgstore
 
-import "context"
+import (
+	"context"
+	"time"
+)
+
+// DefaultAbandon is Options.Abandon's default, as memstore's.
+const DefaultAbandon = 24 * time.Hour
+
+func (s *Store) abandon() time.Duration {
+	if s.opts.Abandon > 0 {
+		return s.opts.Abandon
+	}
+	return DefaultAbandon
+}
 
 // DefaultPurgeBatch is the batch size Purge uses when given zero or less.
 const DefaultPurgeBatch = 1000
 
-// Purge deletes records past their expires_at (completed records past
-// their retention, running ones whose lease lapsed) and returns how many it
-// deleted. Each batch of at most batch rows (DefaultPurgeBatch if batch <= 0)
+// Purge deletes completed records past their retention, and running
+// records whose lease lapsed more than Options.Abandon ago, and returns how
+// many it deleted. (A lapsed lease alone does not mean the worker is gone:
+// a long pause, or renewals failing for a moment, and it may still finish
+// and record its outcome, which it could not if its row were gone.) Each batch of at most batch rows (DefaultPurgeBatch if batch <= 0)
 // is one short statement of its own, taking the oldest rows on the
 // expires_at index and skipping rows other statements hold, so Purge never
 // holds many locks for long and can run from several processes at once. It
@@ -17,9 +32,9 @@ const DefaultPurgeBatch = 1000
 // Run it periodically (a ticker goroutine or a cron job); nothing in idem
 // calls it. Claims are correct without it, since Claim itself reuses a
 // completed record past its retention and takes over a lapsed lease; Purge
-// keeps the table small. It also forgets running records whose lease lapsed
-// without a retry taking them over, after which a request with a different
-// fingerprint may claim the key.
+// keeps the table small. It also forgets running records abandoned past
+// Options.Abandon without a retry taking them over, after which a request
+// with a different fingerprint may claim the key.
 func (s *Store) Purge(ctx context.Context, batch int) (int, error) {
 	if batch <= 0 {
 		batch = DefaultPurgeBatch
@@ -30,7 +45,7 @@ func (s *Store) Purge(ctx context.Context, batch int) (int, error) {
 			return total, translate(ctx, "purge", err)
 		}
 		var n int64
-		if err := s.pool.QueryRow(ctx, s.q.purge, batch).Scan(&n); err != nil {
+		if err := s.pool.QueryRow(ctx, s.q.purge, batch, s.abandon().Microseconds()).Scan(&n); err != nil {
 			return total, translate(ctx, "purge", err)
 		}
 		total += int(n)

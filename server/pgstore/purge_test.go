@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemhq/idem/server"
@@ -26,7 +27,7 @@ func TestPurge(t *testing.T) {
 	)
 	pool, w := countingPool(t)
 	table := tableName()
-	s := newStore(t, pool, pgstore.Options{Table: table})
+	s := newStore(t, pool, pgstore.Options{Table: table, Abandon: time.Microsecond})
 	n := 0
 	claim := func(d time.Duration) (server.Key, string) {
 		n++
@@ -79,6 +80,26 @@ func TestPurge(t *testing.T) {
 	require.Zero(t, again)
 }
 
+// TestPurgeKeepsARecentlyLapsedLease: a worker whose lease lapsed a moment
+// ago (a pause, renewals failing briefly) and was not taken over keeps its
+// row through a Purge, and can still record its outcome.
+func TestPurgeKeepsARecentlyLapsedLease(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, _ := newTestStore(t, pgstore.Options{})
+	k := server.Key{Scope: "tenant", Key: "paused"}
+	c, err := s.Claim(ctx, k, "fp", 50*time.Millisecond)
+	require.NoError(t, err)
+	time.Sleep(100 * time.Millisecond)
+	n, err := s.Purge(ctx, 0)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	require.NoError(t, s.Complete(ctx, k, c.Token, server.Response{Status: 201}, retention))
+	again, err := s.Claim(ctx, k, "fp", lease)
+	require.NoError(t, err)
+	assert.True(t, again.Record.Completed)
+}
+
 // TestPurgeUsesTheIndex explains the statement Purge sends on a table
 // where nothing has expired: the plan must find expired rows on the
 // expires_at index, not by reading the table.
@@ -100,7 +121,7 @@ func TestPurgeUsesTheIndex(t *testing.T) {
 	purge := w.lastQuery().sql
 	require.Contains(t, purge, "DELETE")
 
-	rows, err := pool.Query(ctx, "EXPLAIN (COSTS OFF) "+purge, 1000)
+	rows, err := pool.Query(ctx, "EXPLAIN (COSTS OFF) "+purge, 1000, int64(24*time.Hour/time.Microsecond))
 	require.NoError(t, err)
 	lines, err := pgx.CollectRows(rows, pgx.RowTo[string])
 	require.NoError(t, err)

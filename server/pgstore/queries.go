@@ -104,13 +104,15 @@ WHERE scope = $1 AND key = $2 AND token = $3 AND state = 'running'`,
 WHERE scope = $1 AND key = $2 AND token = $3 AND state = 'running'
 RETURNING {{async}}`,
 
-		// purge: $1 batch size. Takes the oldest expired rows on the
+		// purge: $1 batch size, $2 how long a running row is kept after
+		// its lease lapsed. Takes the oldest expired rows on the
 		// expires_at index, skipping rows another statement holds.
 		purge: `WITH gone AS (
     DELETE FROM {{table}}
     WHERE (scope, key) IN (
         SELECT scope, key FROM {{table}}
         WHERE expires_at < statement_timestamp()
+          AND (state = 'completed' OR expires_at < statement_timestamp() - $2::bigint * interval '1 microsecond')
         ORDER BY expires_at
         LIMIT $1
         FOR UPDATE SKIP LOCKED)
