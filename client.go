@@ -103,10 +103,11 @@ type Response struct {
 // Idempotent-Replayed. A final 4xx is returned as a Response with a nil
 // error, except 422, which means the key was reused for a different request
 // and returns an *Error wrapping ErrKeyReused. A 401, 403 or 407 that is not
-// a replay is returned too, but the journal keeps the operation pending:
-// the server refused it before running it (an earlier attempt may still
-// have run), and a call with the same key, or Resume, continues it once the
-// credentials are right.
+// a replay is final too (Resume leaves it alone), but it is no answer to the
+// operation: the server refused the request before running it, and an
+// earlier attempt may have run. A call with the same key, once the
+// credentials are right, continues the operation instead of being answered
+// from the journal.
 //
 // Without a final answer (retries or budget exhausted, deadline too near,
 // context cancelled) Do returns an *Error; the operation stays pending under
@@ -253,13 +254,19 @@ func (c *Client) do(ctx context.Context, cl *call, op *Operation, header http.He
 			if prev.Fingerprint != op.Fingerprint && !op.legacyFingerprint(prev.Fingerprint) {
 				return nil, op.error(ErrKeyReused, 0)
 			}
-			if prev.State != Pending {
+			if prev.State != Pending && !refused(prev) {
 				return c.fromJournal(prev)
 			}
 			prev.u = op.u // the live URL, with any user information the journal left out
 			op = prev
 			if c.pastRetention(op, time.Now()) {
 				return nil, c.expire(op)
+			}
+			if op.State != Pending { // a refusal, continued: pending again
+				op.State, op.Result = Pending, nil
+				if err := c.journal.update(op); err != nil {
+					return nil, op.error(err, 0)
+				}
 			}
 		}
 	}

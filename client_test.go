@@ -571,16 +571,16 @@ func TestRetriesStopAtTheKeysRetention(t *testing.T) {
 	assert.Equal(t, Expired, op.State)
 }
 
-// TestUnauthorizedLeavesTheOperationPending: the first attempt's answer is
-// lost (the server may have run it), the retry is refused with 401 because
-// the credentials expired meanwhile. The 401 is returned, but the operation
-// stays pending: called again with fresh credentials and the same key, it
-// continues, and is not answered from the journal with the 401.
-func TestUnauthorizedLeavesTheOperationPending(t *testing.T) {
+// TestRefusalIsContinuedBySameKeyCall: the first attempt's answer is lost
+// (the server may have run it), the retry is refused with 401 because the
+// credentials expired meanwhile. The 401 is returned and recorded, so
+// Resume leaves it alone; but a call with the same key and fresh
+// credentials continues the operation instead of getting the 401 back.
+func TestRefusalIsContinuedBySameKeyCall(t *testing.T) {
 	t.Parallel()
 	s := newScripted(t, statuses(503, 401, 201))
 	j := openJournal(t, "")
-	c := newClient(t, quickOptions(Options{Journal: j}))
+	c := newClient(t, quickOptions(Options{Journal: j, ResumeJitter: -1}))
 	send := func() (*Response, error) {
 		req := post(t, s.srv.URL, `{"amount":5}`)
 		req.Header.Set("Idempotency-Key", "refused-1")
@@ -589,16 +589,37 @@ func TestUnauthorizedLeavesTheOperationPending(t *testing.T) {
 	resp, err := send()
 	require.NoError(t, err)
 	assert.Equal(t, 401, resp.StatusCode)
-	op, ok, err := j.Lookup("refused-1")
+	res, err := c.Resume(context.Background())
 	require.NoError(t, err)
-	require.True(t, ok)
-	assert.Equal(t, Pending, op.State)
+	assert.Empty(t, res, "Resume does not resend what the caller was told was refused")
 
 	resp, err = send()
 	require.NoError(t, err)
 	assert.Equal(t, 201, resp.StatusCode)
 	assert.False(t, resp.FromJournal)
 	assert.Len(t, s.seen(), 3)
+	op, _, err := j.Lookup("refused-1")
+	require.NoError(t, err)
+	assert.Equal(t, Completed, op.State)
+}
+
+// TestRefusalOfAMintedKeyIsNotResent: a 401 on an operation whose key was
+// minted for the call is final; the caller resends under a new key, and
+// Resume never sends the refused one again.
+func TestRefusalOfAMintedKeyIsNotResent(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(401, 201))
+	c := newClient(t, quickOptions(Options{Journal: openJournal(t, ""), ResumeJitter: -1}))
+	resp, err := c.Do(post(t, s.srv.URL, `{"amount":5}`))
+	require.NoError(t, err)
+	require.Equal(t, 401, resp.StatusCode)
+	resp, err = c.Do(post(t, s.srv.URL, `{"amount":5}`)) // fresh token, new key
+	require.NoError(t, err)
+	require.Equal(t, 201, resp.StatusCode)
+	res, err := c.Resume(context.Background())
+	require.NoError(t, err)
+	assert.Empty(t, res)
+	assert.Len(t, s.seen(), 2)
 }
 
 // TestAnswersFromTheJournalAreCopies: two callers answered from one record

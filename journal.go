@@ -343,7 +343,7 @@ func (j *Journal) update(op *Operation) error {
 		if cp.State.terminal() {
 			return tx.Bucket(bucketPending).Delete(k)
 		}
-		return nil
+		return tx.Bucket(bucketPending).Put(k, nil)
 	})
 }
 

@@ -11,8 +11,9 @@ import (
 // Transport returns an http.RoundTripper that sends POST and PATCH
 // requests, and any request already carrying the key header, through
 // [Client.Do]: SDKs built on net/http get keys, journaling and retries
-// without code changes. Other requests go straight to Options.Transport (with the
-// attempt timeout).
+// without code changes. Other requests go straight to Options.Transport, as
+// they are: idem adds no timeout to them (a long download or a stream is
+// the caller's to bound).
 //
 // A final answer, or the last response of an operation that ran out of
 // retries, budget or time (a 503, say), is returned as an *http.Response
@@ -66,7 +67,7 @@ func (c *Client) isOperation(req *http.Request) bool {
 func (t roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	c := t.c
 	if !c.isOperation(req) {
-		return c.rt.RoundTrip(req)
+		return c.opts.Transport.RoundTrip(req) // not idem's: its own timeouts
 	}
 	resp, err := c.Do(req)
 	if err != nil {

@@ -159,3 +159,25 @@ func TestHeadWithAKey(t *testing.T) {
 	assert.Equal(t, 200, resp.StatusCode)
 	assert.Len(t, s.seen(), 1)
 }
+
+// TestRequestsThatGoStraightThroughKeepTheirOwnTimeouts: a GET is not an
+// operation; idem adds no timeout to it, so a stream longer than the
+// attempt timeout reads to its end.
+func TestRequestsThatGoStraightThroughKeepTheirOwnTimeouts(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(200)
+		for range 4 {
+			io.WriteString(w, "tick\n")
+			w.(http.Flusher).Flush()
+			time.Sleep(100 * time.Millisecond)
+		}
+	})
+	c := newClient(t, quickOptions(Options{AttemptTimeout: 150 * time.Millisecond}))
+	resp, err := c.HTTPClient().Get(s.srv.URL)
+	require.NoError(t, err)
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	assert.Equal(t, strings.Repeat("tick\n", 4), string(b))
+}

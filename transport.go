@@ -254,7 +254,7 @@ func (cl *call) finish(resp *http.Response, err error) (*Response, error) {
 		c.budget.refund(cl.lastCost)
 	}
 	replayed := isReplayed(resp.Header)
-	if c.journal != nil && (replayed || !refusedBeforeRunning(cl.status)) {
+	if c.journal != nil {
 		c.record(op, cl, replayed)
 	}
 	cl.resp = Response{
@@ -291,11 +291,17 @@ func (c *Client) record(op *Operation, cl *call, replayed bool) {
 	}
 }
 
-// refusedBeforeRunning reports whether status says the server refused the
-// request before running it, for want of credentials: not the operation's
-// outcome, which stays unknown.
-func refusedBeforeRunning(status int) bool {
-	return status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusProxyAuthRequired
+// refused reports whether op's record is a refusal for want of credentials
+// (401, 403, 407, not a replay): the server turned the request away before
+// running it, so the operation's outcome is still unknown (an earlier
+// attempt may have run). It is recorded as failed, so Resume leaves it
+// alone, but a call with the same key continues it.
+func refused(op *Operation) bool {
+	if op.State != Failed || op.Result == nil || op.Result.Replayed {
+		return false
+	}
+	s := op.Result.StatusCode
+	return s == http.StatusUnauthorized || s == http.StatusForbidden || s == http.StatusProxyAuthRequired
 }
 
 // retryableError reports whether a transport error may go away on another

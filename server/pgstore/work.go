@@ -40,7 +40,9 @@ var errOwnedTx = errors.New("pgstore: the work's transaction is committed or rol
 // ending it, until the work ends. After that its statements fail with
 // pgx.ErrTxClosed, as pgx's own would, rather than run on a connection
 // back in the pool (in autocommit, or in another request's transaction):
-// a goroutine the handler left running cannot write outside its work.
+// a goroutine the handler left running cannot write outside its work
+// through it. Conn and LargeObjects reach past it to the connection, and
+// must not be used once the handler has returned.
 type ownedTx struct {
 	pgx.Tx
 	ended atomic.Bool
