@@ -254,7 +254,9 @@ func (c *Client) do(ctx context.Context, cl *call, op *Operation, header http.He
 			if prev.Fingerprint != op.Fingerprint && !op.legacyFingerprint(prev.Fingerprint) {
 				return nil, op.error(ErrKeyReused, 0)
 			}
-			if prev.State != Pending && !refused(prev) {
+			// A refusal is continued by a call of the caller's (cl is set),
+			// not by Resume (cl is nil), which leaves it alone.
+			if prev.State != Pending && !(refused(prev) && cl != nil) {
 				return c.fromJournal(prev)
 			}
 			prev.u = op.u // the live URL, with any user information the journal left out
@@ -262,9 +264,9 @@ func (c *Client) do(ctx context.Context, cl *call, op *Operation, header http.He
 			if c.pastRetention(op, time.Now()) {
 				return nil, c.expire(op)
 			}
-			if op.State != Pending { // a refusal, continued: pending again
-				op.State, op.Result = Pending, nil
-				if err := c.journal.update(op); err != nil {
+			if op.State != Pending { // a refusal, continued: pending again, on disk before it is sent
+				op.State, op.Result, op.UpdatedAt = Pending, nil, time.Now()
+				if err := c.journal.reopen(op); err != nil {
 					return nil, op.error(err, 0)
 				}
 			}

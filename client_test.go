@@ -18,6 +18,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/idemhq/idem/internal/key"
 )
@@ -578,8 +579,19 @@ func TestRetriesStopAtTheKeysRetention(t *testing.T) {
 // credentials continues the operation instead of getting the 401 back.
 func TestRefusalIsContinuedBySameKeyCall(t *testing.T) {
 	t.Parallel()
-	s := newScripted(t, statuses(503, 401, 201))
-	j := openJournal(t, "")
+	var j *Journal
+	var onDisk []State // the record as committed when each attempt arrives
+	s := newScripted(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		var op *Operation
+		require.NoError(t, j.db.View(func(tx *bolt.Tx) error {
+			var err error
+			op, err = j.read(tx, "refused-1")
+			return err
+		}))
+		onDisk = append(onDisk, op.State)
+		statuses(503, 401, 201)(n, w, r)
+	})
+	j = openJournal(t, "")
 	c := newClient(t, quickOptions(Options{Journal: j, ResumeJitter: -1}))
 	send := func() (*Response, error) {
 		req := post(t, s.srv.URL, `{"amount":5}`)
@@ -593,12 +605,22 @@ func TestRefusalIsContinuedBySameKeyCall(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, res, "Resume does not resend what the caller was told was refused")
 
+	// Resume's own snapshot may predate the refusal: Resume still does not
+	// continue it, it answers from the journal.
+	op, _, err := j.Lookup("refused-1")
+	require.NoError(t, err)
+	cp := *op
+	resp, err = c.do(context.Background(), nil, &cp, op.Header)
+	require.NoError(t, err)
+	assert.True(t, resp.FromJournal)
+
 	resp, err = send()
 	require.NoError(t, err)
 	assert.Equal(t, 201, resp.StatusCode)
 	assert.False(t, resp.FromJournal)
 	assert.Len(t, s.seen(), 3)
-	op, _, err := j.Lookup("refused-1")
+	assert.Equal(t, []State{Pending, Pending, Pending}, onDisk, "pending on disk before every attempt, the continued one included")
+	op, _, err = j.Lookup("refused-1")
 	require.NoError(t, err)
 	assert.Equal(t, Completed, op.State)
 }
