@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -312,4 +313,60 @@ func TestWorkStopsWhenRenewalsFailForALease(t *testing.T) {
 	serveDirect(h, "unrenewed-1", "x")
 	assert.ErrorIs(t, <-cause, server.ErrLeaseLost)
 	assert.Less(t, time.Since(start), 2*time.Second)
+}
+
+// failingBegin is a store whose BeginWork fails and whose Release does not
+// answer until its context ends, as over a partition.
+type failingBegin struct{ server.Store }
+
+func (failingBegin) BeginWork(ctx context.Context, _ server.Key, _ string) (context.Context, server.Work, error) {
+	return ctx, nil, errors.New("database unreachable")
+}
+
+func (failingBegin) Release(ctx context.Context, _ server.Key, _ string) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+// TestReleaseAfterAFailedBeginIsBounded: the release after a failed
+// BeginWork is bounded by a lease, like every store call that ends a
+// request.
+func TestReleaseAfterAFailedBeginIsBounded(t *testing.T) {
+	t.Parallel()
+	h := server.Middleware(failingBegin{newMemstore()}, server.Options{SingleTenant: true, Lease: 100 * time.Millisecond})(
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) }))
+	done := make(chan int, 1)
+	go func() { done <- serveDirect(h, "begin-fails-1", "x").Code }()
+	select {
+	case code := <-done:
+		assert.Equal(t, http.StatusServiceUnavailable, code)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request still waits on the store")
+	}
+}
+
+// failingCommit is a store whose unit of work fails to commit.
+type failingCommit struct{ server.Store }
+
+type failingWork struct{}
+
+func (failingWork) Commit(context.Context, server.Response, time.Duration) error {
+	return errors.New("commit failed: connection reset")
+}
+func (failingWork) Rollback(context.Context) error { return nil }
+
+func (failingCommit) BeginWork(ctx context.Context, _ server.Key, _ string) (context.Context, server.Work, error) {
+	return ctx, failingWork{}, nil
+}
+
+// TestFailedCommitIsLogged: a failed commit is answered 503 and logged
+// (while the client is still there).
+func TestFailedCommitIsLogged(t *testing.T) {
+	t.Parallel()
+	var logs syncBuffer
+	h := server.Middleware(failingCommit{newMemstore()}, server.Options{SingleTenant: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})(
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) }))
+	rec := serveDirect(h, "commit-fails-1", "x")
+	assert.Equal(t, http.StatusServiceUnavailable, rec.Code)
+	assert.Contains(t, logs.String(), "commit failed")
 }

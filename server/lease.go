@@ -53,7 +53,9 @@ func (a *attempt) start(parent context.Context, store Store, k Key, token string
 		wctx, work, err := tx.BeginWork(ctx, k, token)
 		if err != nil {
 			cancel(err)
-			if rerr := store.Release(&a.detached, k, token); rerr != nil && log != nil {
+			rerr := store.Release(a.bounded(), k, token) // bounded, as every call that ends the attempt
+			a.ending.stop()
+			if rerr != nil && log != nil {
 				log.Warn("idem: release after failed BeginWork", "scope", k.Scope, "key", k.Key, "err", rerr)
 			}
 			return nil, err

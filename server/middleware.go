@@ -218,6 +218,7 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, k Key, fp, token s
 		rec.header = outer.Clone()
 	}
 	ex.body.Reset(body)
+	client := r.Context() // the client's own: is it still there?
 	r = r.WithContext(ctx)
 	r.Body, r.ContentLength = &ex.body, int64(len(body))
 
@@ -265,7 +266,7 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, k Key, fp, token s
 		// The commit failed: the work was undone, or, if the commit went
 		// through after all and only its answer was lost, the record is
 		// there. Either way a retry with the key gets it right.
-		if h.cfg.log != nil && r.Context().Err() == nil {
+		if h.cfg.log != nil && client.Err() == nil {
 			h.cfg.log.Error("idem: commit failed", "scope", k.Scope, "key", k.Key, "err", err)
 		}
 		problemCommitFailed.write(w)

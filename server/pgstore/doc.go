@@ -99,6 +99,12 @@
 // writes vanish. Rollback, used by the middleware for 5xx, panics and the
 // other released outcomes, discards the writes.
 //
+// Each running request holds a pool connection for its transaction, and
+// lease renewals need another one from the same pool: size the pool above
+// the number of requests that run at once. A renewal that cannot get a
+// connection fails, and a handler whose renewals fail for a whole lease
+// has its context cancelled (see server.Middleware).
+//
 // The transaction belongs to idem. The handler must not commit or roll it
 // back (the [pgx.Tx] from Tx refuses to), must not use it after returning,
 // and must not share it between goroutines; savepoints through its Begin

@@ -212,10 +212,13 @@ func (w *txWork) Rollback(ctx context.Context) error {
 		return nil
 	}
 	defer w.end()
-	if w.conn.Conn().PgConn().TxStatus() == 'I' {
-		return nil
+	if w.conn.Conn().PgConn().TxStatus() == 'I' || w.conn.Conn().IsClosed() {
+		return nil // nothing to roll back, or the server did when the connection closed
 	}
 	if _, err := w.conn.Exec(ctx, "ROLLBACK"); err != nil {
+		if w.conn.Conn().IsClosed() {
+			return nil // closed under it (a cancelled query): rolled back all the same
+		}
 		return translate(ctx, "rollback", err)
 	}
 	return nil

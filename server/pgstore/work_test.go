@@ -1,10 +1,16 @@
 package pgstore_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"log/slog"
 	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -209,4 +215,50 @@ func TestTxClosedAfterTheWork(t *testing.T) {
 		require.ErrorIs(t, err, pgx.ErrTxClosed)
 	}
 	assert.Zero(t, pool.Stat().AcquiredConns())
+}
+
+// TestCancelledMidQueryReleasesCleanly: the client goes away while the
+// handler's query runs; pgx closes the connection, the handler gives up,
+// and the key is released, with no false "release failed" in the log
+// (closing the connection rolled the transaction back).
+func TestCancelledMidQueryReleasesCleanly(t *testing.T) {
+	t.Parallel()
+	store, _ := newTestStore(t, pgstore.Options{Transactional: true})
+	var logs syncLog
+	h := server.Middleware(store, server.Options{SingleTenant: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})(
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			tx, _ := pgstore.Tx(r.Context())
+			if _, err := tx.Exec(r.Context(), "SELECT pg_sleep(10)"); err != nil {
+				return // the client went away: give up without answering
+			}
+			w.WriteHeader(http.StatusCreated)
+		}))
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	req := httptest.NewRequestWithContext(ctx, http.MethodPost, "/p", strings.NewReader("x"))
+	req.Header.Set("Idempotency-Key", "mid-query-1")
+	h.ServeHTTP(httptest.NewRecorder(), req)
+
+	c, err := store.Claim(context.Background(), server.Key{Key: "mid-query-1"}, server.Fingerprint(req, []byte("x")), time.Minute)
+	require.NoError(t, err)
+	assert.True(t, c.Acquired, "the key was released")
+	assert.NotContains(t, logs.String(), "failed")
+}
+
+// syncLog is a log buffer safe for concurrent writes.
+type syncLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *syncLog) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *syncLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
