@@ -261,7 +261,7 @@ func (c *Client) do(ctx context.Context, cl *call, op *Operation, header http.He
 			}
 			prev.u = op.u // the live URL, with any user information the journal left out
 			op = prev
-			if c.pastRetention(op, time.Now()) {
+			if c.pastRetention(op, time.Now().Add(c.opts.AttemptTimeout)) { // as before a retry
 				return nil, c.expire(op)
 			}
 			if op.State != Pending { // a refusal, continued: pending again, on disk before it is sent
@@ -302,7 +302,7 @@ func (c *Client) answer(op *Operation, r *Response) (*Response, error) {
 		return r, nil
 	}
 	e := op.error(ErrKeyReused, r.Attempts)
-	e.StatusCode, e.Header, e.Body = r.StatusCode, r.Header, c.errorBody(r.Body)
+	e.StatusCode, e.Header, e.Body, e.whole = r.StatusCode, r.Header, c.errorBody(r.Body), r.Body
 	return nil, e
 }
 
@@ -319,7 +319,7 @@ func (c *Client) pastRetention(op *Operation, now time.Time) bool {
 
 func (c *Client) expire(op *Operation) error {
 	op.State, op.UpdatedAt = Expired, time.Now()
-	if err := c.journal.update(op); err != nil {
+	if err := c.journal.updateNow(op); err != nil { // Resume must not undo it
 		return op.error(err, 0)
 	}
 	if c.opts.Logger != nil {

@@ -570,6 +570,20 @@ func TestRetriesStopAtTheKeysRetention(t *testing.T) {
 	require.NoError(t, err)
 	require.True(t, ok)
 	assert.Equal(t, Expired, op.State)
+	assert.Equal(t, Expired, onDisk(t, j, e.Key).State, "on disk before Do returned: Resume must not undo it")
+}
+
+// onDisk reads key's record as committed, without the lazy overlay.
+func onDisk(t *testing.T, j *Journal, key string) *Operation {
+	t.Helper()
+	var op *Operation
+	require.NoError(t, j.db.View(func(tx *bolt.Tx) error {
+		var err error
+		op, err = j.read(tx, key)
+		return err
+	}))
+	require.NotNil(t, op)
+	return op
 }
 
 // TestRefusalIsContinuedBySameKeyCall: the first attempt's answer is lost
@@ -635,6 +649,7 @@ func TestRefusalOfAMintedKeyIsNotResent(t *testing.T) {
 	resp, err := c.Do(post(t, s.srv.URL, `{"amount":5}`))
 	require.NoError(t, err)
 	require.Equal(t, 401, resp.StatusCode)
+	assert.Equal(t, Failed, onDisk(t, c.journal, resp.Key).State, "on disk before Do returned: a crash must not leave it pending")
 	resp, err = c.Do(post(t, s.srv.URL, `{"amount":5}`)) // fresh token, new key
 	require.NoError(t, err)
 	require.Equal(t, 201, resp.StatusCode)
@@ -662,7 +677,10 @@ func TestAnswersFromTheJournalAreCopies(t *testing.T) {
 		require.NoError(t, err)
 		return resp
 	}
-	send()
+	resp := send()
+	looked, _, err := c.journal.Lookup(resp.Key)
+	require.NoError(t, err)
+	looked.Result.Body[0] = 'Y' // a Lookup result is the caller's too
 	first := send()
 	require.True(t, first.FromJournal)
 	first.Body[0] = 'X'

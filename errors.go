@@ -91,6 +91,8 @@ type Error struct {
 	Err error
 	// Cause is the last attempt's transport error, if it had one.
 	Cause error
+
+	whole []byte // the last response's whole body, for the RoundTripper
 }
 
 func (e *Error) Error() string {

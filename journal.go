@@ -240,9 +240,9 @@ func (j *Journal) Lookup(key string) (op *Operation, ok bool, err error) {
 func (j *Journal) get(key string) (*Operation, error) {
 	j.lazyMu.Lock()
 	if op, ok := j.lazy[key]; ok {
-		cp := *op
+		cp := op.clone()
 		j.lazyMu.Unlock()
-		return &cp, nil
+		return cp, nil
 	}
 	j.lazyMu.Unlock()
 	var op *Operation
@@ -332,10 +332,22 @@ func (j *Journal) begin(op *Operation) (*Operation, error) {
 
 // update records op's new state lazily: it is visible to this process at
 // once and reaches the disk with the next commit.
-func (j *Journal) update(op *Operation) error {
+func (j *Journal) update(op *Operation) error { return j.write(op, false) }
+
+// updateNow records op's new state durably, before it returns: for an
+// outcome whose loss in a crash would not be made good by a server
+// replay (a refusal, which the server does not store; an expiry, which
+// Resume must not undo).
+func (j *Journal) updateNow(op *Operation) error { return j.write(op, true) }
+
+func (j *Journal) write(op *Operation, durable bool) error {
 	cp := *op
 	enc := cp.encode(nil)
-	return j.submit(false, &cp, func(tx *bolt.Tx) error {
+	lazy := &cp
+	if durable {
+		lazy = nil
+	}
+	return j.submit(durable, lazy, func(tx *bolt.Tx) error {
 		k := []byte(cp.Key)
 		if err := tx.Bucket(bucketOps).Put(k, enc); err != nil {
 			return err

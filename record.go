@@ -1,6 +1,7 @@
 package idem
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"errors"
@@ -78,6 +79,20 @@ type Operation struct {
 
 	u      *url.URL // the live request's URL, until URL is needed
 	minted bool     // Key was minted for this call, so no record can hold it
+}
+
+// clone returns a copy of op that shares no memory with it.
+func (op *Operation) clone() *Operation {
+	cp := *op
+	cp.Header = op.Header.Clone()
+	cp.Body = bytes.Clone(op.Body)
+	if op.Result != nil {
+		r := *op.Result
+		r.Header = r.Header.Clone()
+		r.Body = bytes.Clone(r.Body)
+		cp.Result = &r
+	}
+	return &cp
 }
 
 // url returns the operation's URL as a string, formatting it on first use.

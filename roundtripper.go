@@ -73,9 +73,17 @@ func (t roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.StatusCode != 0 && lastResponseIsAnswer(err) {
-			return httpResponse(req, e.StatusCode, e.Header, e.Body), nil
+			return httpResponse(req, e.StatusCode, e.Header, e.whole), nil
 		}
 		return nil, err
+	}
+	if resp.Truncated {
+		// Answered from the journal, which kept only part of the body:
+		// passing it off as the whole would be wrong.
+		e := (&Operation{Method: req.Method, u: req.URL, Key: resp.Key}).error(
+			fmt.Errorf("%w: the journal kept %d bytes of this answer's body (MaxJournalBody)", ErrBodyTooLarge, len(resp.Body)), 0)
+		e.StatusCode, e.Header, e.Body = resp.StatusCode, resp.Header, c.errorBody(resp.Body)
+		return nil, e
 	}
 	return httpResponse(req, resp.StatusCode, resp.Header, resp.Body), nil
 }

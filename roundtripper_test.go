@@ -181,3 +181,41 @@ func TestRequestsThatGoStraightThroughKeepTheirOwnTimeouts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, strings.Repeat("tick\n", 4), string(b))
 }
+
+// TestTransportPassesOnWholeBodies: the last response of an operation that
+// ran out of retries is passed on whole, not cut to MaxErrorBody; and an
+// answer from the journal that kept only part of its body is an error,
+// not a short body passed off as whole.
+func TestTransportPassesOnWholeBodies(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("x", 10000)
+	s := newScripted(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/busy" {
+			w.WriteHeader(503)
+		} else {
+			w.WriteHeader(201)
+		}
+		io.WriteString(w, big)
+	})
+	c := newClient(t, quickOptions(Options{Journal: openJournal(t, ""), MaxAttempts: 2, MaxJournalBody: 5000}))
+	resp, err := c.HTTPClient().Post(s.srv.URL+"/busy", "application/json", strings.NewReader(`{}`))
+	require.NoError(t, err)
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Equal(t, 503, resp.StatusCode)
+	assert.Len(t, b, len(big))
+
+	post := func() (*http.Response, error) {
+		req, err := http.NewRequest(http.MethodPost, s.srv.URL+"/ok", strings.NewReader(`{}`))
+		require.NoError(t, err)
+		req.Header.Set("Idempotency-Key", "long-answer-1")
+		return c.HTTPClient().Do(req)
+	}
+	resp, err = post()
+	require.NoError(t, err)
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Len(t, b, len(big), "the first answer is whole")
+	_, err = post() // answered from the journal, which kept 5000 bytes
+	require.ErrorIs(t, err, ErrBodyTooLarge)
+}

@@ -244,7 +244,7 @@ func (cl *call) finish(resp *http.Response, err error) (*Response, error) {
 		e := op.error(cl.reason, cl.attempts)
 		e.Cause = cl.err
 		if cl.status != 0 {
-			e.StatusCode, e.Header, e.Body = cl.status, cl.header, c.errorBody(cl.body)
+			e.StatusCode, e.Header, e.Body, e.whole = cl.status, cl.header, c.errorBody(cl.body), cl.body
 		}
 		return nil, e
 	}
@@ -285,7 +285,11 @@ func (c *Client) record(op *Operation, cl *call, replayed bool) {
 	op.UpdatedAt = time.Now()
 	op.Attempts = cl.attempts
 	op.Result = &Result{StatusCode: cl.status, Header: h, Body: body, Truncated: truncated, Replayed: replayed}
-	if err := c.journal.update(op); err != nil && c.opts.Logger != nil {
+	write := c.journal.update // lazy: if it is lost, the server replays the outcome
+	if refused(op) {
+		write = c.journal.updateNow // the server stores no refusal: lost, Resume would resend it
+	}
+	if err := write(op); err != nil && c.opts.Logger != nil {
 		c.opts.Logger.Warn("idem: could not journal an outcome; the operation will be resumed and replayed",
 			"key", op.Key, "error", err)
 	}
