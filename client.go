@@ -302,7 +302,12 @@ func (c *Client) answer(op *Operation, r *Response) (*Response, error) {
 		return r, nil
 	}
 	e := op.error(ErrKeyReused, r.Attempts)
-	e.StatusCode, e.Header, e.Body, e.whole = r.StatusCode, r.Header, c.errorBody(r.Body), r.Body
+	e.StatusCode, e.Header, e.Body = r.StatusCode, r.Header, c.errorBody(r.Body)
+	if !r.Truncated {
+		e.whole = r.Body // nil: the journal kept only part of it
+	} else {
+		e.partial = true
+	}
 	return nil, e
 }
 

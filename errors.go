@@ -92,7 +92,8 @@ type Error struct {
 	// Cause is the last attempt's transport error, if it had one.
 	Cause error
 
-	whole []byte // the last response's whole body, for the RoundTripper
+	whole   []byte // the last response's whole body, for the RoundTripper
+	partial bool   // the last response is a journal answer cut to MaxJournalBody
 }
 
 func (e *Error) Error() string {

@@ -72,7 +72,7 @@ func (t roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	resp, err := c.Do(req)
 	if err != nil {
 		var e *Error
-		if errors.As(err, &e) && e.StatusCode != 0 && lastResponseIsAnswer(err) {
+		if errors.As(err, &e) && e.StatusCode != 0 && lastResponseIsAnswer(err) && !e.partial {
 			return httpResponse(req, e.StatusCode, e.Header, e.whole), nil
 		}
 		return nil, err

@@ -218,4 +218,24 @@ func TestTransportPassesOnWholeBodies(t *testing.T) {
 	assert.Len(t, b, len(big), "the first answer is whole")
 	_, err = post() // answered from the journal, which kept 5000 bytes
 	require.ErrorIs(t, err, ErrBodyTooLarge)
+
+	// The same for a 422, which Do returns as an error.
+	reused := newScripted(t, func(int, http.ResponseWriter, *http.Request) {})
+	reused.reply = func(_ int, w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(422)
+		io.WriteString(w, big)
+	}
+	send422 := func() (*http.Response, error) {
+		req, err := http.NewRequest(http.MethodPost, reused.srv.URL, strings.NewReader(`{}`))
+		require.NoError(t, err)
+		req.Header.Set("Idempotency-Key", "long-refusal-1")
+		return c.HTTPClient().Do(req)
+	}
+	resp, err = send422()
+	require.NoError(t, err)
+	b, _ = io.ReadAll(resp.Body)
+	resp.Body.Close()
+	assert.Len(t, b, len(big))
+	_, err = send422()
+	require.Error(t, err, "a 422 the journal kept only part of is not passed off as whole")
 }
