@@ -120,9 +120,12 @@ func TestWaitModeDuplicatesDoNotHammer(t *testing.T) {
 	t.Parallel()
 	store := &countingStore{Store: newMemstore()}
 	var calls atomic.Int64
+	entered := make(chan struct{})
 	mw := server.Middleware(store, server.Options{SingleTenant: true, Wait: 5 * time.Second})
 	handler := mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		calls.Add(1)
+		if calls.Add(1) == 1 {
+			close(entered)
+		}
 		time.Sleep(50 * time.Millisecond)
 		w.WriteHeader(http.StatusCreated)
 	}))
@@ -138,7 +141,9 @@ func TestWaitModeDuplicatesDoNotHammer(t *testing.T) {
 			statuses[i] = rec.Code
 		}()
 		if i == 0 {
-			time.Sleep(5 * time.Millisecond)
+			// The duplicates arrive while the first runs (its run is
+			// registered before its handler starts), not before it claimed.
+			<-entered
 		}
 	}
 	wg.Wait()
