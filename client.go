@@ -266,7 +266,7 @@ func (c *Client) do(ctx context.Context, cl *call, op *Operation, header http.He
 			}
 			if op.State != Pending { // a refusal, continued: pending again, on disk before it is sent
 				op.State, op.Result, op.UpdatedAt = Pending, nil, time.Now()
-				if err := c.journal.reopen(op); err != nil {
+				if err := c.journal.updateNow(op); err != nil {
 					return nil, op.error(err, 0)
 				}
 			}

@@ -352,21 +352,8 @@ func (j *Journal) write(op *Operation, durable bool) error {
 		if err := tx.Bucket(bucketOps).Put(k, enc); err != nil {
 			return err
 		}
-		if cp.State.terminal() {
+		if cp.State.terminal() { // the pending index follows the state
 			return tx.Bucket(bucketPending).Delete(k)
-		}
-		return nil
-	})
-}
-
-// reopen records op, finished before, as pending again, durably: it is
-// about to be sent.
-func (j *Journal) reopen(op *Operation) error {
-	enc := op.encode(nil)
-	return j.submit(true, nil, func(tx *bolt.Tx) error {
-		k := []byte(op.Key)
-		if err := tx.Bucket(bucketOps).Put(k, enc); err != nil {
-			return err
 		}
 		return tx.Bucket(bucketPending).Put(k, nil)
 	})

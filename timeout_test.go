@@ -21,9 +21,8 @@ type wrapped struct{ rt http.RoundTripper }
 
 func (w wrapped) RoundTrip(r *http.Request) (*http.Response, error) { return w.rt.RoundTrip(r) }
 
-// forEachTransportPath runs f on both ways the client bounds an attempt:
-// with an *http.Transport (ResponseHeaderTimeout, and a timer for the
-// body) and with another RoundTripper (a per-attempt context).
+// forEachTransportPath runs f with an *http.Transport and with another
+// RoundTripper: the per-attempt context must bound both alike.
 func forEachTransportPath(t *testing.T, f func(t *testing.T, rt http.RoundTripper)) {
 	for name, rt := range map[string]http.RoundTripper{
 		"http.Transport":               http.DefaultTransport.(*http.Transport).Clone(),
