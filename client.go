@@ -241,7 +241,7 @@ func (c *Client) do(ctx context.Context, cl *call, op *Operation, header http.He
 		}
 		defer c.keys.unlock(op.Key, held)
 		now := time.Now()
-		op.Fingerprint = fingerprint(op.Method, op.url(), op.Body)
+		op.Fingerprint = fingerprint(op.Method, op.url(), header.Get("Content-Type"), op.Body)
 		op.State = Pending
 		op.CreatedAt, op.UpdatedAt = now, now
 		op.ExpiresAt = now.Add(c.opts.KeyRetention)
@@ -251,7 +251,7 @@ func (c *Client) do(ctx context.Context, cl *call, op *Operation, header http.He
 			return nil, op.error(err, 0)
 		}
 		if prev != nil {
-			if prev.Fingerprint != op.Fingerprint && !op.legacyFingerprint(prev.Fingerprint) {
+			if !op.sameRequest(prev.Fingerprint) {
 				return nil, op.error(ErrKeyReused, 0)
 			}
 			// A refusal is continued by a call of the caller's (cl is set),

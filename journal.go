@@ -13,6 +13,8 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	bolterr "go.etcd.io/bbolt/errors"
+
+	"github.com/idemhq/idem/internal/wire"
 )
 
 // JournalOptions configures [OpenJournal]. The zero value means the
@@ -382,16 +384,16 @@ func (j *Journal) namedKey(name string, mint func() string) (string, error) {
 }
 
 func encodeName(key string, created time.Time) []byte {
-	return appendTime(appendString(nil, key), created)
+	return wire.AppendTime(wire.AppendString(nil, key), created)
 }
 
 func decodeName(v []byte) (string, time.Time) {
 	if v == nil {
 		return "", time.Time{}
 	}
-	d := decoder{p: v}
-	key, created := d.string(), d.time()
-	if d.err != nil {
+	d := wire.NewDecoder(v)
+	key, created := d.String(), d.Time()
+	if d.Err() != nil {
 		return "", time.Time{}
 	}
 	return key, created

@@ -3,7 +3,6 @@ package idem
 import (
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
 	"hash"
 
@@ -11,6 +10,7 @@ import (
 	"github.com/oklog/ulid/v2"
 
 	"github.com/idemhq/idem/internal/key"
+	"github.com/idemhq/idem/internal/wire"
 )
 
 // MaxKeyLen is the longest idempotency key idem sends or accepts, in bytes.
@@ -83,17 +83,14 @@ func DeriveKeyHMAC(secret []byte, namespace string, parts ...string) string {
 }
 
 func deriveKey(h hash.Hash, namespace string, parts []string) string {
-	var n [binary.MaxVarintLen64]byte
-	write := func(s string) {
-		h.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
-		h.Write([]byte(s))
-	}
-	write("idem/derive/v1")
-	write(namespace)
-	h.Write(n[:binary.PutUvarint(n[:], uint64(len(parts)))])
+	var buf [128]byte
+	b := wire.AppendString(buf[:0], "idem/derive/v1")
+	b = wire.AppendString(b, namespace)
+	b = wire.AppendUvarint(b, uint64(len(parts)))
 	for _, p := range parts {
-		write(p)
+		b = wire.AppendString(b, p)
 	}
+	h.Write(b)
 	var u uuid.UUID
 	copy(u[:], h.Sum(nil))
 	u[6] = u[6]&0x0f | 0x80 // version 8: custom

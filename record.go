@@ -3,12 +3,14 @@ package idem
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/binary"
-	"errors"
 	"fmt"
+	"hash"
 	"net/http"
 	"net/url"
 	"time"
+
+	"github.com/idemhq/idem/internal/canonjson"
+	"github.com/idemhq/idem/internal/wire"
 )
 
 // State is where a journaled operation stands.
@@ -124,21 +126,66 @@ type Result struct {
 	Replayed bool
 }
 
-// legacyFingerprint reports whether fp is op's fingerprint as journals
-// written before user information was left out of URLs computed it (over
-// the URL with it), so their pending operations still continue.
-func (op *Operation) legacyFingerprint(fp [32]byte) bool {
-	return op.u != nil && op.u.User != nil && fp == fingerprint(op.Method, op.u.String(), op.Body)
+// sameRequest reports whether a journaled fingerprint fp is op's: the
+// fingerprint this release computes (see fingerprint), or, for records
+// journals wrote before it, the raw one over the exact body bytes (earlier
+// still, over the URL with its user information). Equal bytes are always
+// the same request.
+func (op *Operation) sameRequest(fp [32]byte) bool {
+	if fp == op.Fingerprint {
+		return true
+	}
+	if fp == rawFingerprint(op.Method, op.url(), op.Body) {
+		return true
+	}
+	return op.u != nil && op.u.User != nil && fp == rawFingerprint(op.Method, op.u.String(), op.Body)
 }
 
-func fingerprint(method, url string, body []byte) [32]byte {
+// fingerprintTag starts the input of every fingerprint this release
+// computes, so that none can equal a raw fingerprint of earlier journals.
+// It is not a valid HTTP method, which a raw fingerprint starts with.
+const fingerprintTag = "idem/journal-fingerprint/2"
+
+// fingerprint returns the journal's fingerprint of a request: SHA-256 over
+// the method, the URL (without user information) and the body, each
+// length-prefixed (internal/wire). A JSON body (a contentType of
+// application/json or *+json) that has a canonical form counts in that
+// form, so member order and whitespace do not make it another request: the
+// same rule as the server package's fingerprint (internal/canonjson), so
+// that a reordered body under one key is the same request with a journal
+// and without one. Any other body counts byte for byte.
+func fingerprint(method, url, contentType string, body []byte) [32]byte {
 	h := sha256.New()
-	var n [binary.MaxVarintLen64]byte
-	for _, f := range [][]byte{[]byte(method), []byte(url), body} {
-		h.Write(n[:binary.PutUvarint(n[:], uint64(len(f)))])
-		h.Write(f)
+	var buf [128]byte
+	b := wire.AppendString(buf[:0], fingerprintTag)
+	b = wire.AppendString(b, method)
+	b = wire.AppendString(b, url)
+	if len(body) > 0 && canonjson.IsJSON(contentType) {
+		var c canonjson.Canonicalizer
+		if canon, ok := c.Append(nil, body); ok {
+			h.Write(wire.AppendUvarint(append(b, 'J'), uint64(len(canon))))
+			h.Write(canon)
+			return sum(h)
+		}
 	}
-	var fp [32]byte
+	h.Write(wire.AppendUvarint(append(b, 'R'), uint64(len(body))))
+	h.Write(body)
+	return sum(h)
+}
+
+// rawFingerprint is the fingerprint journals wrote before fingerprint:
+// SHA-256 over the length-prefixed method, URL and exact body.
+func rawFingerprint(method, url string, body []byte) [32]byte {
+	h := sha256.New()
+	var buf [64]byte
+	b := wire.AppendString(buf[:0], method)
+	b = wire.AppendString(b, url)
+	h.Write(wire.AppendUvarint(b, uint64(len(body))))
+	h.Write(body)
+	return sum(h)
+}
+
+func sum(h hash.Hash) (fp [32]byte) {
 	h.Sum(fp[:0])
 	return fp
 }
@@ -149,29 +196,28 @@ func fingerprint(method, url string, body []byte) [32]byte {
 // release reads.
 const recordVersion = 2
 
-// encode appends op in the journal's binary format: a version byte, then
-// fields in a fixed order, strings and byte slices length-prefixed with
-// uvarints, times as varint Unix nanoseconds.
+// encode appends op in the journal's binary format (see internal/wire): a
+// version byte, then fields in a fixed order.
 func (op *Operation) encode(b []byte) []byte {
 	version := byte(1)
 	if op.Host != "" {
 		version = recordVersion
 	}
 	b = append(b, version, byte(op.State))
-	b = appendString(b, op.Key)
-	b = appendString(b, op.Name)
-	b = appendString(b, op.Method)
-	b = appendString(b, op.URL)
+	b = wire.AppendString(b, op.Key)
+	b = wire.AppendString(b, op.Name)
+	b = wire.AppendString(b, op.Method)
+	b = wire.AppendString(b, op.URL)
 	if version >= 2 {
-		b = appendString(b, op.Host)
+		b = wire.AppendString(b, op.Host)
 	}
-	b = appendHeader(b, op.Header)
-	b = appendBytes(b, op.Body)
+	b = wire.AppendHeader(b, op.Header)
+	b = wire.AppendBytes(b, op.Body)
 	b = append(b, op.Fingerprint[:]...)
-	b = appendTime(b, op.CreatedAt)
-	b = appendTime(b, op.ExpiresAt)
-	b = appendTime(b, op.UpdatedAt)
-	b = binary.AppendUvarint(b, uint64(op.Attempts))
+	b = wire.AppendTime(b, op.CreatedAt)
+	b = wire.AppendTime(b, op.ExpiresAt)
+	b = wire.AppendTime(b, op.UpdatedAt)
+	b = wire.AppendUvarint(b, uint64(op.Attempts))
 	if op.Result == nil {
 		return append(b, 0)
 	}
@@ -184,180 +230,54 @@ func (op *Operation) encode(b []byte) []byte {
 		flags |= 4
 	}
 	b = append(b, flags)
-	b = binary.AppendUvarint(b, uint64(r.StatusCode))
-	b = appendHeader(b, r.Header)
-	return appendBytes(b, r.Body)
+	b = wire.AppendUvarint(b, uint64(r.StatusCode))
+	b = wire.AppendHeader(b, r.Header)
+	return wire.AppendBytes(b, r.Body)
 }
-
-func appendString(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
-func appendBytes(b []byte, p []byte) []byte {
-	b = binary.AppendUvarint(b, uint64(len(p)))
-	return append(b, p...)
-}
-
-// appendTime writes t as Unix nanoseconds, and the zero time as 0.
-func appendTime(b []byte, t time.Time) []byte {
-	if t.IsZero() {
-		return append(b, 0)
-	}
-	return binary.AppendVarint(b, t.UnixNano())
-}
-
-func appendHeader(b []byte, h http.Header) []byte {
-	b = binary.AppendUvarint(b, uint64(len(h)))
-	for name, vs := range h {
-		b = appendString(b, name)
-		b = binary.AppendUvarint(b, uint64(len(vs)))
-		for _, v := range vs {
-			b = appendString(b, v)
-		}
-	}
-	return b
-}
-
-var errRecord = errors.New("malformed record")
 
 // decodeOperation parses a record written by encode. It never panics and
 // never allocates more than the input's size justifies.
 func decodeOperation(p []byte) (*Operation, error) {
-	d := decoder{p: p}
-	v := d.byte()
+	d := wire.NewDecoder(p)
+	v := d.Byte()
 	if v != 1 && v != recordVersion {
-		if d.err != nil {
-			return nil, d.err
+		if d.Err() != nil {
+			return nil, d.Err()
 		}
 		return nil, fmt.Errorf("unknown record version %d", v)
 	}
-	op := &Operation{State: State(d.byte())}
-	op.Key = d.string()
-	op.Name = d.string()
-	op.Method = d.string()
-	op.URL = d.string()
+	op := &Operation{State: State(d.Byte())}
+	op.Key = d.String()
+	op.Name = d.String()
+	op.Method = d.String()
+	op.URL = d.String()
 	if v >= 2 {
-		op.Host = d.string()
+		op.Host = d.String()
 	}
-	op.Header = d.header()
-	op.Body = d.bytes()
-	copy(op.Fingerprint[:], d.take(32))
-	op.CreatedAt = d.time()
-	op.ExpiresAt = d.time()
-	op.UpdatedAt = d.time()
-	op.Attempts = int(d.uvarint(1 << 31))
-	if flags := d.byte(); flags&1 != 0 {
+	op.Header = d.Header()
+	op.Body = d.Bytes()
+	copy(op.Fingerprint[:], d.Take(32))
+	op.CreatedAt = d.Time()
+	op.ExpiresAt = d.Time()
+	op.UpdatedAt = d.Time()
+	op.Attempts = int(d.Uvarint(1 << 31))
+	if flags := d.Byte(); flags&1 != 0 {
 		op.Result = &Result{
 			Truncated:  flags&2 != 0,
 			Replayed:   flags&4 != 0,
-			StatusCode: int(d.uvarint(999)),
-			Header:     d.header(),
-			Body:       d.bytes(),
+			StatusCode: int(d.Uvarint(999)),
+			Header:     d.Header(),
+			Body:       d.Bytes(),
 		}
 		if flags > 7 {
-			d.fail()
+			d.Fail()
 		}
 	}
-	if d.err == nil && len(d.p) != 0 {
-		d.fail()
+	if d.End() == nil && (op.State < Pending || op.State > Expired || op.Key == "") {
+		d.Fail()
 	}
-	if d.err == nil && (op.State < Pending || op.State > Expired || op.Key == "") {
-		d.fail()
-	}
-	if d.err != nil {
-		return nil, d.err
+	if err := d.Err(); err != nil {
+		return nil, err
 	}
 	return op, nil
-}
-
-type decoder struct {
-	p   []byte
-	err error
-}
-
-func (d *decoder) fail() {
-	if d.err == nil {
-		d.err = errRecord
-	}
-	d.p = nil
-}
-
-func (d *decoder) take(n int) []byte {
-	if d.err != nil || n < 0 || n > len(d.p) {
-		d.fail()
-		return nil
-	}
-	v := d.p[:n:n]
-	d.p = d.p[n:]
-	return v
-}
-
-func (d *decoder) byte() byte {
-	if v := d.take(1); v != nil {
-		return v[0]
-	}
-	return 0
-}
-
-func (d *decoder) uvarint(max uint64) uint64 {
-	if d.err != nil {
-		return 0
-	}
-	v, n := binary.Uvarint(d.p)
-	if n <= 0 || v > max {
-		d.fail()
-		return 0
-	}
-	d.p = d.p[n:]
-	return v
-}
-
-func (d *decoder) time() time.Time {
-	if d.err != nil {
-		return time.Time{}
-	}
-	v, n := binary.Varint(d.p)
-	if n <= 0 {
-		d.fail()
-		return time.Time{}
-	}
-	d.p = d.p[n:]
-	if v == 0 {
-		return time.Time{}
-	}
-	return time.Unix(0, v)
-}
-
-func (d *decoder) bytes() []byte {
-	n := d.uvarint(uint64(len(d.p)))
-	b := d.take(int(n))
-	if len(b) == 0 {
-		return nil
-	}
-	return append([]byte(nil), b...)
-}
-
-func (d *decoder) string() string {
-	n := d.uvarint(uint64(len(d.p)))
-	return string(d.take(int(n)))
-}
-
-func (d *decoder) header() http.Header {
-	// Every name and value costs at least one byte, which bounds the counts.
-	n := d.uvarint(uint64(len(d.p)))
-	if n == 0 || d.err != nil {
-		return nil
-	}
-	h := make(http.Header, n)
-	for i := uint64(0); i < n && d.err == nil; i++ {
-		name := d.string()
-		m := d.uvarint(uint64(len(d.p)))
-		vs := make([]string, 0, m)
-		for j := uint64(0); j < m && d.err == nil; j++ {
-			vs = append(vs, d.string())
-		}
-		h[name] = vs
-	}
-	return h
 }

@@ -7,6 +7,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/idemhq/idem/internal/wire"
 )
 
 func sampleOperation() *Operation {
@@ -18,7 +20,7 @@ func sampleOperation() *Operation {
 		URL:         "http://127.0.0.1:8080/charges?x=1",
 		Header:      http.Header{"Content-Type": {"application/json"}, "X-Multi": {"a", "b"}},
 		Body:        []byte(`{"amount":1000,"currency":"usd"}`),
-		Fingerprint: fingerprint(http.MethodPost, "http://127.0.0.1:8080/charges?x=1", []byte(`{"amount":1000,"currency":"usd"}`)),
+		Fingerprint: fingerprint(http.MethodPost, "http://127.0.0.1:8080/charges?x=1", "application/json", []byte(`{"amount":1000,"currency":"usd"}`)),
 		State:       Completed,
 		CreatedAt:   now,
 		ExpiresAt:   now.Add(24 * time.Hour),
@@ -98,8 +100,8 @@ func TestRecordVersions(t *testing.T) {
 	op.Host = "payments.internal"
 	v2 := op.encode(nil)
 	require.Equal(t, byte(2), v2[0])
-	head := appendString(appendString(appendString(appendString([]byte{byte(op.State)}, op.Key), op.Name), op.Method), op.URL)
-	want := append(append(append([]byte{2}, head...), appendString(nil, op.Host)...), v1[1+len(head):]...)
+	head := wire.AppendString(wire.AppendString(wire.AppendString(wire.AppendString([]byte{byte(op.State)}, op.Key), op.Name), op.Method), op.URL)
+	want := append(append(append([]byte{2}, head...), wire.AppendString(nil, op.Host)...), v1[1+len(head):]...)
 	require.Equal(t, want, v2)
 	got, err = decodeOperation(v2)
 	require.NoError(t, err)

@@ -93,7 +93,7 @@ func TestResumeExpiresOldOperations(t *testing.T) {
 	j := openJournal(t, "")
 	op := sampleOperation()
 	op.Key, op.URL, op.State, op.Result = "old-op", s.srv.URL, Pending, nil
-	op.Fingerprint = fingerprint(op.Method, op.URL, op.Body)
+	op.Fingerprint = fingerprint(op.Method, op.URL, op.Header.Get("Content-Type"), op.Body)
 	op.CreatedAt = time.Now().Add(-25 * time.Hour)
 	op.ExpiresAt = op.CreatedAt.Add(24 * time.Hour)
 	_, err := j.begin(op)
@@ -215,7 +215,7 @@ func TestResumeAppliesAShorterKeyRetention(t *testing.T) {
 	created := time.Now().Add(-2 * time.Hour)
 	op := &Operation{Key: "two-hours-old", Method: http.MethodPost, URL: s.srv.URL, State: Pending,
 		CreatedAt: created, UpdatedAt: created, ExpiresAt: created.Add(24 * time.Hour)}
-	op.Fingerprint = fingerprint(op.Method, op.URL, nil)
+	op.Fingerprint = fingerprint(op.Method, op.URL, "", nil)
 	_, err := j.begin(op)
 	require.NoError(t, err)
 	c := newClient(t, quickOptions(Options{Journal: j, KeyRetention: time.Hour, ResumeJitter: -1}))

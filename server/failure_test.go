@@ -87,12 +87,18 @@ func TestStoreFailures(t *testing.T) {
 func TestStoreFull(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, server.Options{}, memstore.New(memstore.Options{MaxKeys: 1}))
-	first := h.async(call{key: newKey(), header: block})
+	key := newKey()
+	first := h.async(call{key: key, header: block})
 	h.waitEntered()
 	requireProblem(t, h.do(call{key: newKey()}), http.StatusServiceUnavailable, server.ProblemStoreUnavailable)
 	h.app.unblock()
-	assert.Equal(t, 201, (<-first).status)
-	assert.Equal(t, 201, h.do(call{key: newKey()}).status, "a completed record makes room")
+	done := <-first
+	assert.Equal(t, 201, done.status)
+	requireProblem(t, h.do(call{key: newKey()}), http.StatusServiceUnavailable, server.ProblemStoreUnavailable)
+	again := h.do(call{key: key})
+	assert.Equal(t, 201, again.status)
+	assert.True(t, again.replayed(), "a completed record is never forgotten to make room: its retry is replayed")
+	assert.Equal(t, int64(1), h.app.calls.Load())
 }
 
 func TestPanicIsLogged(t *testing.T) {

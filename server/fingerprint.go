@@ -2,14 +2,15 @@ package server
 
 import (
 	"crypto/sha256"
-	"encoding/binary"
 	"encoding/hex"
 	"hash"
 	"net/http"
 	"net/url"
 	"slices"
-	"strings"
 	"sync"
+
+	"github.com/idemhq/idem/internal/canonjson"
+	"github.com/idemhq/idem/internal/wire"
 )
 
 // fingerprintVersion starts every fingerprint's input. Fingerprints are
@@ -42,23 +43,21 @@ func Fingerprint(r *http.Request, body []byte) string {
 	defer fingerprintPool.Put(f)
 	b := f.buf[:0]
 	b = append(b, fingerprintVersion...)
-	b = appendField(b, r.Method)
-	b = appendField(b, r.URL.EscapedPath())
+	b = wire.AppendString(b, r.Method)
+	b = wire.AppendString(b, r.URL.EscapedPath())
 	b = appendQuery(b, r.URL.RawQuery)
 	f.h.Reset()
-	if isJSON(r.Header.Get("Content-Type")) {
-		canon, ok := f.canon.canonicalJSON(f.json[:0], body)
+	if canonjson.IsJSON(r.Header.Get("Content-Type")) {
+		canon, ok := f.canon.Append(f.json[:0], body)
 		f.json = canon[:0]
 		if ok {
-			b = append(b, 'J')
-			b = binary.AppendUvarint(b, uint64(len(canon)))
+			b = wire.AppendUvarint(append(b, 'J'), uint64(len(canon)))
 			f.h.Write(b)
 			f.h.Write(canon)
 			return f.sum(b)
 		}
 	}
-	b = append(b, 'R')
-	b = binary.AppendUvarint(b, uint64(len(body)))
+	b = wire.AppendUvarint(append(b, 'R'), uint64(len(body)))
 	f.h.Write(b)
 	f.h.Write(body)
 	return f.sum(b)
@@ -69,7 +68,7 @@ type fingerprinter struct {
 	h     hash.Hash
 	buf   []byte // the encoded method, path, query and body header
 	json  []byte // the canonical JSON body
-	canon canonicalizer
+	canon canonjson.Canonicalizer
 }
 
 var fingerprintPool = sync.Pool{New: func() any {
@@ -85,12 +84,6 @@ func (f *fingerprinter) sum(b []byte) string {
 	return string(out[:])
 }
 
-// appendField appends s with its length in front.
-func appendField(b []byte, s string) []byte {
-	b = binary.AppendUvarint(b, uint64(len(s)))
-	return append(b, s...)
-}
-
 // appendQuery appends a query: "Q", the number of names, then each name
 // (sorted) with the number of its values and the values in order; or "q"
 // and the raw text when it does not parse.
@@ -100,7 +93,7 @@ func appendQuery(b []byte, raw string) []byte {
 	}
 	vals, err := url.ParseQuery(raw)
 	if err != nil {
-		return appendField(append(b, 'q'), raw)
+		return wire.AppendString(append(b, 'q'), raw)
 	}
 	names := make([]string, 0, len(vals))
 	for name := range vals {
@@ -108,23 +101,13 @@ func appendQuery(b []byte, raw string) []byte {
 	}
 	slices.Sort(names)
 	b = append(b, 'Q')
-	b = binary.AppendUvarint(b, uint64(len(names)))
+	b = wire.AppendUvarint(b, uint64(len(names)))
 	for _, name := range names {
-		b = appendField(b, name)
-		b = binary.AppendUvarint(b, uint64(len(vals[name])))
+		b = wire.AppendString(b, name)
+		b = wire.AppendUvarint(b, uint64(len(vals[name])))
 		for _, v := range vals[name] {
-			b = appendField(b, v)
+			b = wire.AppendString(b, v)
 		}
 	}
 	return b
-}
-
-// isJSON reports whether a Content-Type value names JSON:
-// application/json or any media type ending in +json.
-func isJSON(contentType string) bool {
-	mt, _, _ := strings.Cut(contentType, ";")
-	mt = strings.TrimSpace(mt)
-	const suffix = "+json"
-	return strings.EqualFold(mt, "application/json") ||
-		len(mt) > len(suffix) && strings.EqualFold(mt[len(mt)-len(suffix):], suffix)
 }

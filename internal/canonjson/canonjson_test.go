@@ -1,8 +1,9 @@
-package server
+package canonjson
 
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -12,8 +13,8 @@ import (
 )
 
 func canonical(src string) (string, bool) {
-	var c canonicalizer
-	out, ok := c.canonicalJSON(nil, []byte(src))
+	var c Canonicalizer
+	out, ok := c.Append(nil, []byte(src))
 	return string(out), ok
 }
 
@@ -72,17 +73,18 @@ func FuzzCanonicalJSON(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, src []byte) {
-		var c canonicalizer
-		out, ok := c.canonicalJSON(nil, src)
+		var c Canonicalizer
+		out, ok := c.Append(nil, src)
 		if !ok {
-			if json.Valid(src) && utf8.Valid(src) && bytes.Count(src, []byte("["))+bytes.Count(src, []byte("{")) < maxJSONDepth && !hasDuplicateMembers(src) {
+			if json.Valid(src) && utf8.Valid(src) && bytes.Count(src, []byte("["))+bytes.Count(src, []byte("{")) < MaxDepth && !hasDuplicateMembers(src) &&
+				bytes.Count(src, []byte("{")) <= 32 { // more nested objects may exceed WorkFactor
 				t.Fatalf("valid JSON %q not canonicalised", src)
 			}
 			return
 		}
 		require.True(t, json.Valid(src), "canonicalised invalid JSON %q", src)
 		require.True(t, json.Valid(out), "canonical form %q is not JSON", out)
-		again, ok := c.canonicalJSON(nil, out)
+		again, ok := c.Append(nil, out)
 		require.True(t, ok)
 		require.Equal(t, string(out), string(again), "canonicalising is idempotent")
 		// The canonical form decodes to what the text decodes to, with
@@ -105,7 +107,7 @@ func FuzzCanonicalJSON(f *testing.F) {
 		require.NoError(t, d.Decode(&v))
 		re, err := json.Marshal(v)
 		require.NoError(t, err)
-		fromRe, ok := c.canonicalJSON(nil, re)
+		fromRe, ok := c.Append(nil, re)
 		require.True(t, ok)
 		require.Equal(t, string(out), string(fromRe))
 	})
@@ -162,5 +164,77 @@ func hasDuplicateMembers(src []byte) bool {
 				top.wantKey = true
 			}
 		}
+	}
+}
+
+// nestedUnsorted returns a JSON text of about size bytes: depth objects,
+// each with its members out of order and the next one inside.
+func nestedUnsorted(depth, size int) []byte {
+	pad := strings.Repeat("x", max(0, size/depth-20))
+	var b strings.Builder
+	for range depth {
+		b.WriteString(`{"z":"` + pad + `","a":`)
+	}
+	b.WriteString("0")
+	for range depth {
+		b.WriteString("}")
+	}
+	return []byte(b.String())
+}
+
+// flatUnsorted returns a JSON object of about size bytes with n members in
+// reverse order.
+func flatUnsorted(n, size int) []byte {
+	pad := strings.Repeat("x", max(0, size/n-16))
+	var b strings.Builder
+	b.WriteString("{")
+	for i := n; i > 0; i-- {
+		if i < n {
+			b.WriteString(",")
+		}
+		fmt.Fprintf(&b, `"k%05d":"%s"`, i, pad)
+	}
+	b.WriteString("}")
+	return []byte(b.String())
+}
+
+// Sorting rewrites each out-of-order object once, so its cost grows with
+// size times depth; past WorkFactor times the size the text is compared
+// byte for byte instead, and the cost stays linear.
+func TestSortingWorkIsBounded(t *testing.T) {
+	t.Parallel()
+	var c Canonicalizer
+	_, ok := c.Append(nil, nestedUnsorted(500, 1<<20))
+	assert.False(t, ok, "500 nested out-of-order objects in 1 MiB: over the bound")
+	_, ok = c.Append(nil, nestedUnsorted(WorkFactor-1, 1<<20))
+	assert.True(t, ok, "a few nested levels: canonicalised")
+	_, ok = c.Append(nil, nestedUnsorted(30, 2<<10))
+	assert.True(t, ok, "small texts are not refused")
+	out, ok := c.Append(nil, flatUnsorted(500, 1<<20))
+	require.True(t, ok, "a flat object of any size: canonicalised")
+	assert.True(t, bytes.HasPrefix(out, []byte(`{"k00001"`)))
+}
+
+// BenchmarkAppend compares a flat and a deeply nested 1 MiB body, both out
+// of order:
+//
+//	go test -run '^$' -bench BenchmarkAppend -benchmem ./internal/canonjson/
+func BenchmarkAppend(b *testing.B) {
+	for _, tc := range []struct {
+		name string
+		src  []byte
+	}{
+		{"flat-500", flatUnsorted(500, 1<<20)},
+		{"nested-8", nestedUnsorted(8, 1<<20)},
+		{"nested-500", nestedUnsorted(500, 1<<20)},
+	} {
+		b.Run(tc.name, func(b *testing.B) {
+			var c Canonicalizer
+			var out []byte
+			b.SetBytes(int64(len(tc.src)))
+			for b.Loop() {
+				out, _ = c.Append(out[:0], tc.src)
+			}
+		})
 	}
 }

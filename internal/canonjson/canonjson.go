@@ -1,4 +1,29 @@
-package server
+// Package canonjson writes JSON texts in one canonical form, so that two
+// requests whose JSON bodies differ only in member order or whitespace are
+// the same request, on the client (the journal's fingerprint) and on the
+// server (the stored fingerprint) alike.
+//
+// The canonical form: no insignificant whitespace, object members sorted
+// by name, every string in one spelling (escapes decoded; `"`, `\` and
+// control characters escaped the same way each time; lone surrogates kept
+// as lowercase \u escapes), numbers, literals and array order kept exactly
+// as written (1.0 and 1 differ). Two texts with the same canonical form
+// decode to the same value.
+//
+// Some texts have no canonical form, and a caller then compares the bytes
+// as they are:
+//
+//   - an object with two member names equal under case folding
+//     ({"a":1,"a":2}, {"Amount":1,"amount":2}): decoders read it
+//     differently (encoding/json matches names regardless of case and keeps
+//     the last);
+//   - nesting deeper than [MaxDepth];
+//   - a text whose sorting would cost more than [WorkFactor] times its
+//     size in copying: every object whose members are out of order is
+//     rewritten once, so deeply nested out-of-order objects would cost
+//     time in proportion to size times depth. The bound keeps the cost
+//     linear in the size; real request bodies stay far below it.
+package canonjson
 
 import (
 	"bytes"
@@ -7,44 +32,46 @@ import (
 	"unicode/utf8"
 )
 
-// maxJSONDepth bounds the nesting the canonicaliser follows; deeper
-// documents are fingerprinted as raw bytes.
-const maxJSONDepth = 512
+// MaxDepth bounds the nesting the canonicaliser follows.
+const MaxDepth = 512
 
-// canonicalizer rewrites a JSON text into its canonical form: no
-// insignificant whitespace, object members sorted, every string in one
-// spelling (escapes decoded; `"`, `\` and control characters escaped the
-// same way each time; lone surrogates kept as lowercase \u escapes),
-// numbers, literals and array order kept exactly as written. Two texts
-// with the same canonical form decode to the same value; key order and
-// whitespace do not change it.
-//
-// An object with two member names that are equal under case folding
-// ({"a":1,"a":2}, {"Amount":1,"amount":2}) has no canonical form: decoders
-// read it differently (encoding/json matches names regardless of case and
-// keeps the last), so canonicalJSON reports false and the body counts byte
-// for byte.
-//
-// A canonicalizer is reused through fingerprint's pool; it is not safe for
-// concurrent use.
-type canonicalizer struct {
+// WorkFactor bounds the bytes sorting may copy, as a multiple of the
+// text's size (plus 64 KiB, so small texts are never refused).
+const WorkFactor = 8
+
+// IsJSON reports whether a Content-Type value names JSON:
+// application/json or any media type ending in +json.
+func IsJSON(contentType string) bool {
+	mt, _, _ := strings.Cut(contentType, ";")
+	mt = strings.TrimSpace(mt)
+	const suffix = "+json"
+	return strings.EqualFold(mt, "application/json") ||
+		len(mt) > len(suffix) && strings.EqualFold(mt[len(mt)-len(suffix):], suffix)
+}
+
+// A Canonicalizer rewrites JSON texts into their canonical form, reusing
+// its buffers from one text to the next. The zero value is ready to use.
+// It is not safe for concurrent use.
+type Canonicalizer struct {
 	src     []byte
 	pos     int
 	out     []byte
 	members []span // member spans in out, a stack shared by nested objects
 	scratch []byte
 	depth   int
+	budget  int // bytes sorting may still copy
 }
 
 // span is one member in out: its canonical name is out[from:colon], its
 // whole text out[from:to].
 type span struct{ from, colon, to int }
 
-// canonicalJSON appends the canonical form of src to dst. It reports false,
-// with dst unspecified, if src is not a single valid JSON value in UTF-8 or
-// nests deeper than maxJSONDepth.
-func (c *canonicalizer) canonicalJSON(dst, src []byte) ([]byte, bool) {
+// Append appends the canonical form of src to dst. It reports false, with
+// dst's new contents unspecified, if src is not a single valid JSON value
+// in UTF-8 or has no canonical form (see the package documentation).
+func (c *Canonicalizer) Append(dst, src []byte) ([]byte, bool) {
 	c.src, c.pos, c.out, c.members, c.depth = src, 0, dst, c.members[:0], 0
+	c.budget = WorkFactor*len(src) + 64<<10
 	c.space()
 	ok := c.value()
 	c.space()
@@ -54,7 +81,7 @@ func (c *canonicalizer) canonicalJSON(dst, src []byte) ([]byte, bool) {
 	return out, ok
 }
 
-func (c *canonicalizer) space() {
+func (c *Canonicalizer) space() {
 	for c.pos < len(c.src) {
 		switch c.src[c.pos] {
 		case ' ', '\t', '\n', '\r':
@@ -65,7 +92,7 @@ func (c *canonicalizer) space() {
 	}
 }
 
-func (c *canonicalizer) value() bool {
+func (c *Canonicalizer) value() bool {
 	if c.pos >= len(c.src) {
 		return false
 	}
@@ -89,12 +116,12 @@ func (c *canonicalizer) value() bool {
 
 // enter counts one more level of nesting; object and array leave it when
 // they succeed (a failure ends the whole parse).
-func (c *canonicalizer) enter() bool {
+func (c *Canonicalizer) enter() bool {
 	c.depth++
-	return c.depth <= maxJSONDepth
+	return c.depth <= MaxDepth
 }
 
-func (c *canonicalizer) literal(word string) bool {
+func (c *Canonicalizer) literal(word string) bool {
 	if !bytes.HasPrefix(c.src[c.pos:], []byte(word)) {
 		return false
 	}
@@ -104,7 +131,7 @@ func (c *canonicalizer) literal(word string) bool {
 }
 
 // number copies a number's literal text after checking its grammar.
-func (c *canonicalizer) number() bool {
+func (c *Canonicalizer) number() bool {
 	start := c.pos
 	c.accept('-')
 	switch {
@@ -127,7 +154,7 @@ func (c *canonicalizer) number() bool {
 	return true
 }
 
-func (c *canonicalizer) accept(ch byte) bool {
+func (c *Canonicalizer) accept(ch byte) bool {
 	if c.pos < len(c.src) && c.src[c.pos] == ch {
 		c.pos++
 		return true
@@ -135,7 +162,7 @@ func (c *canonicalizer) accept(ch byte) bool {
 	return false
 }
 
-func (c *canonicalizer) digits() int {
+func (c *Canonicalizer) digits() int {
 	n := 0
 	for c.pos < len(c.src) && c.src[c.pos] >= '0' && c.src[c.pos] <= '9' {
 		c.pos++
@@ -144,7 +171,7 @@ func (c *canonicalizer) digits() int {
 	return n
 }
 
-func (c *canonicalizer) array() bool {
+func (c *Canonicalizer) array() bool {
 	c.pos++
 	c.out = append(c.out, '[')
 	c.space()
@@ -175,7 +202,7 @@ func (c *canonicalizer) array() bool {
 // object writes each member ("name":value, canonical) into out, comma
 // separated. If the members are not already in order, it sorts them by
 // their canonical names, stably, and rewrites them.
-func (c *canonicalizer) object() bool {
+func (c *Canonicalizer) object() bool {
 	c.pos++
 	c.out = append(c.out, '{')
 	start, base := len(c.out), len(c.members)
@@ -226,6 +253,9 @@ func (c *canonicalizer) object() bool {
 		return false
 	}
 	if !sorted {
+		if c.budget -= len(c.out) - start; c.budget < 0 {
+			return false // too costly to sort: compared byte for byte
+		}
 		c.sortMembers(start, c.members[base:])
 	}
 	c.out = append(c.out, '}')
@@ -239,7 +269,7 @@ func (c *canonicalizer) object() bool {
 // case-insensitively and keeps the last match; others keep the first, or
 // both), so no canonical form can stand for all of them: the body is then
 // fingerprinted as it is, byte for byte.
-func (c *canonicalizer) foldedDuplicates(ms []span) bool {
+func (c *Canonicalizer) foldedDuplicates(ms []span) bool {
 	if len(ms) < 2 {
 		return false
 	}
@@ -266,12 +296,12 @@ func (c *canonicalizer) foldedDuplicates(ms []span) bool {
 }
 
 // compareNames orders members by their canonical names.
-func (c *canonicalizer) compareNames(a, b span) int {
+func (c *Canonicalizer) compareNames(a, b span) int {
 	return bytes.Compare(c.out[a.from:a.colon], c.out[b.from:b.colon])
 }
 
 // sortMembers rewrites out[start:] with members in order.
-func (c *canonicalizer) sortMembers(start int, members []span) {
+func (c *Canonicalizer) sortMembers(start int, members []span) {
 	out := c.out
 	slices.SortStableFunc(members, c.compareNames)
 	c.scratch = append(c.scratch[:0], out[start:]...)
@@ -286,7 +316,7 @@ func (c *canonicalizer) sortMembers(start int, members []span) {
 
 // string decodes a JSON string and writes it in its canonical spelling.
 // Runs of characters that need no escaping are copied as they are.
-func (c *canonicalizer) string() bool {
+func (c *Canonicalizer) string() bool {
 	c.pos++
 	c.out = append(c.out, '"')
 	for c.pos < len(c.src) {
@@ -327,7 +357,7 @@ func (c *canonicalizer) string() bool {
 // multi-byte character.
 func plain(ch byte) bool { return ch >= 0x20 && ch < utf8.RuneSelf && ch != '"' && ch != '\\' }
 
-func (c *canonicalizer) escape() bool {
+func (c *Canonicalizer) escape() bool {
 	if c.pos+1 >= len(c.src) {
 		return false
 	}
@@ -372,7 +402,7 @@ func (c *canonicalizer) escape() bool {
 	return true
 }
 
-func (c *canonicalizer) hex4() (rune, bool) {
+func (c *Canonicalizer) hex4() (rune, bool) {
 	if c.pos+4 > len(c.src) {
 		return 0, false
 	}
@@ -398,7 +428,7 @@ func (c *canonicalizer) hex4() (rune, bool) {
 const hexDigits = "0123456789abcdef"
 
 // writeRune writes one decoded character in its canonical spelling.
-func (c *canonicalizer) writeRune(r rune) {
+func (c *Canonicalizer) writeRune(r rune) {
 	switch r {
 	case '"':
 		c.out = append(c.out, `\"`...)
@@ -425,7 +455,7 @@ func (c *canonicalizer) writeRune(r rune) {
 
 // writeSurrogate writes a lone UTF-16 surrogate, which has no UTF-8 form,
 // as a lowercase \u escape.
-func (c *canonicalizer) writeSurrogate(r rune) {
+func (c *Canonicalizer) writeSurrogate(r rune) {
 	c.out = append(c.out, '\\', 'u',
 		hexDigits[r>>12&0xf], hexDigits[r>>8&0xf], hexDigits[r>>4&0xf], hexDigits[r&0xf])
 }
