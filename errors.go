@@ -6,18 +6,22 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+
+	"github.com/idemhq/idem/internal/key"
 )
 
 // Conditions callers branch on with errors.Is.
 var (
 	// ErrInvalidKey: a key is empty, longer than MaxKeyLen, contains a byte
-	// that is not printable ASCII, or is a malformed quoted string.
-	ErrInvalidKey = errors.New("idem: invalid idempotency key")
+	// that is not printable ASCII, or is a malformed quoted string. It is
+	// the same value as server.ErrInvalidKey.
+	ErrInvalidKey = key.ErrInvalid
 
 	// ErrKeyReused: the key was already used for a different request
 	// (method, URL or body). Found locally in the journal, or answered by
-	// the server with 422. Never retried.
-	ErrKeyReused = errors.New("idem: key reused with a different request")
+	// the server with 422. Never retried. It is the same value as
+	// server.ErrKeyReused.
+	ErrKeyReused = key.ErrReused
 
 	// ErrRetriesExhausted: every attempt allowed by Options.MaxAttempts
 	// failed with a retryable status or transport error. The operation's

@@ -14,7 +14,8 @@ import (
 )
 
 // MaxKeyLen is the longest idempotency key idem sends or accepts, in bytes.
-// It matches Stripe's limit and the IETF draft's advice.
+// It matches Stripe's limit and the IETF draft's advice. The server package
+// has the same constant, server.MaxKeyLen.
 const MaxKeyLen = key.MaxLen
 
 // KeyFormat selects how [Client] mints keys for requests that carry none.
@@ -100,10 +101,11 @@ func deriveKey(h hash.Hash, namespace string, parts []string) string {
 
 // ValidateKey reports whether key can be sent as an idempotency key: 1 to
 // [MaxKeyLen] printable ASCII characters (0x20 to 0x7E), not beginning or
-// ending with a space. The error wraps [ErrInvalidKey].
+// ending with a space. The error wraps [ErrInvalidKey] and quotes the
+// value (escaped, and cut to 64 bytes).
 func ValidateKey(k string) error {
 	if p := key.Validate(k); p != key.OK {
-		return fmt.Errorf("%w: %s", ErrInvalidKey, p)
+		return key.Invalid(k, p)
 	}
 	return nil
 }
@@ -112,12 +114,12 @@ func ValidateKey(k string) error {
 // may see: bare (abc, as Stripe's clients send it) or a quoted Structured
 // Field string ("abc", the IETF draft's syntax, where \" and \\ escape a
 // quote and a backslash). Both forms of one key give the same result. The
-// rules are those of the idem server's ParseKey. Errors wrap
-// [ErrInvalidKey].
+// rules and errors are those of the server package's ParseKey. Errors wrap
+// [ErrInvalidKey] and quote the value (escaped, and cut to 64 bytes).
 func ParseKey(v string) (string, error) {
 	k, p := key.Parse(v)
 	if p != key.OK {
-		return "", fmt.Errorf("%w: %s", ErrInvalidKey, p)
+		return "", key.Invalid(v, p)
 	}
 	return k, nil
 }

@@ -92,5 +92,5 @@ func ExampleParseKey() {
 	// order-7    "order-7" <nil>
 	// "order-7"  "order-7" <nil>
 	// "a\"b"     "a\"b" <nil>
-	//            "" idem/server: invalid idempotency key: empty
+	//            "" idem: invalid idempotency key "": empty
 }

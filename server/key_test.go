@@ -13,7 +13,7 @@ import (
 
 func TestParseKey(t *testing.T) {
 	t.Parallel()
-	long := strings.Repeat("k", server.MaxKeyLength)
+	long := strings.Repeat("k", server.MaxKeyLen)
 	tests := []struct {
 		name string
 		in   string
@@ -26,7 +26,7 @@ func TestParseKey(t *testing.T) {
 		{"bare max length", long, long},
 		{"quoted", `"abc"`, "abc"},
 		{"quoted escapes", `"a\"b\\c"`, `a"b\c`},
-		{"quoted max length with escapes", `"` + strings.Repeat(`\"`, server.MaxKeyLength) + `"`, strings.Repeat(`"`, server.MaxKeyLength)},
+		{"quoted max length with escapes", `"` + strings.Repeat(`\"`, server.MaxKeyLen) + `"`, strings.Repeat(`"`, server.MaxKeyLen)},
 		{"quoted firefox number", `"1234567890123456789"`, "1234567890123456789"},
 		{"quoted inner space kept", `"a b"`, "a b"},
 		{"quoted surrounding spaces", `" a "`, ""},
@@ -102,7 +102,7 @@ func FuzzParseKey(f *testing.F) {
 			return
 		}
 		require.NotEmpty(t, k)
-		require.LessOrEqual(t, len(k), server.MaxKeyLength)
+		require.LessOrEqual(t, len(k), server.MaxKeyLen)
 		for i := 0; i < len(k); i++ {
 			require.True(t, k[i] >= 0x20 && k[i] <= 0x7e, "byte %#x at %d", k[i], i)
 		}

@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"net/http"
 	"time"
+
+	"github.com/idemhq/idem/internal/key"
 )
 
 var (
@@ -16,8 +18,9 @@ var (
 	// Deliver the message again later.
 	ErrInFlight = errors.New("idem/server: key is in flight")
 	// ErrKeyReused is returned by [RunOnce] when the key was first used
-	// with a different fingerprint. Retrying will not help.
-	ErrKeyReused = errors.New("idem/server: key reused with a different fingerprint")
+	// with a different fingerprint. Retrying will not help. It is the same
+	// value as the idem client's ErrKeyReused.
+	ErrKeyReused = key.ErrReused
 )
 
 // RunOptions configures [RunOnce]. The zero value means the defaults.

@@ -42,3 +42,21 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+func TestInvalidErrorQuotesTheValue(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		in   string
+		want string
+	}{
+		{"", `idem: invalid idempotency key "": empty`},
+		{"a\tb", `idem: invalid idempotency key "a\tb": not printable ASCII`},
+		{`"abc`, `idem: invalid idempotency key "\"abc": malformed quoted string`},
+		{strings.Repeat("k", 300), `idem: invalid idempotency key "` + strings.Repeat("k", 64) + `..." (300 bytes): longer than 255 characters`},
+	} {
+		_, p := Parse(tc.in)
+		err := Invalid(tc.in, p)
+		assert.Equal(t, tc.want, err.Error())
+		assert.ErrorIs(t, err, ErrInvalid)
+	}
+}

@@ -190,6 +190,6 @@ func (f fixture) stampede(k server.Key, n int) int {
 	return int(acquired.Load())
 }
 
-// oddKey is a key of MaxKeyLength characters full of characters that
+// oddKey is a key of MaxKeyLen characters full of characters that
 // break careless quoting.
-var oddKey = strings.Repeat(`'"\%_;-- `, 29)[:server.MaxKeyLength]
+var oddKey = strings.Repeat(`'"\%_;-- `, 29)[:server.MaxKeyLen]
