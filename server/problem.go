@@ -3,6 +3,8 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+
+	"github.com/idemhq/idem/internal/key"
 )
 
 // Problem type URIs. Every answer the middleware writes itself is an RFC
@@ -35,7 +37,7 @@ const (
 	// ProblemKeyReused: 422, the key was first used with a different
 	// request (method, path, query or body). It is not a validation error
 	// of this request: the client must use a new key for a new operation.
-	ProblemKeyReused = "https://idem.dev/problems/key-reused"
+	ProblemKeyReused = key.ReusedProblemType
 	// ProblemHandlerFailed: 500, the handler panicked. Nothing was
 	// recorded; a retry with the same key runs the handler again.
 	ProblemHandlerFailed = "https://idem.dev/problems/handler-failed"

@@ -47,3 +47,8 @@ func (e *InvalidError) Error() string {
 
 // Unwrap returns ErrInvalid.
 func (e *InvalidError) Unwrap() error { return ErrInvalid }
+
+// ReusedProblemType is the RFC 9457 problem type the server package
+// answers key reuse with (server.ProblemKeyReused), and the one the client
+// recognises as key reuse.
+const ReusedProblemType = "https://idem.dev/problems/key-reused"
