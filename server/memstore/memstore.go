@@ -2,7 +2,6 @@ package memstore
 
 import (
 	"context"
-	"errors"
 	"strconv"
 	"sync"
 	"time"
@@ -12,23 +11,41 @@ import (
 
 // Defaults of [Options].
 const (
-	DefaultMaxKeys = 100_000
-	DefaultAbandon = 24 * time.Hour
+	DefaultMaxKeys  = 100_000
+	DefaultMaxBytes = 256 << 20 // 256 MiB
+	DefaultAbandon  = 24 * time.Hour
 )
 
-// ErrFull is returned by [Store.Claim] when the store holds MaxKeys records
-// and every one of them is running, so none can be forgotten to make room.
-// The middleware answers it 503 with Retry-After.
-var ErrFull = errors.New("idem/memstore: store full of running keys")
-
-// Options configures [New]. The zero value means the defaults.
+// Options configures [New]. The zero value of every field means its
+// documented default.
 type Options struct {
 	// MaxKeys bounds how many records the store holds, running and
-	// completed. Default 100,000 (about 40 MB with 200-byte responses).
-	// When it is full, Claim on a new key first forgets expired records,
-	// then the completed record that expires first (the oldest, under one
-	// retention): a forgotten key runs again if it is retried. With every record running, Claim returns ErrFull.
+	// completed. Default 100,000. A record is never forgotten inside its
+	// retention to make room: when the store holds MaxKeys records and
+	// none has expired, Claim refuses a new key with [ErrFull].
 	MaxKeys int
+
+	// MaxBytes bounds the bytes the store's records count, as [Store.Bytes]
+	// reports them (see "Bounds" in the package documentation). Default
+	// 256 MiB. A new key that would take the count over MaxBytes is refused
+	// with [ErrFull]. An outcome is stored even if it takes the count over
+	// MaxBytes, since its work has happened; new keys are then refused
+	// until expired records bring the count back under.
+	MaxBytes int64
+
+	// ScopeMaxKeys is each scope's share of MaxKeys: a new key of a scope
+	// that holds ScopeMaxKeys records is refused with [ErrScopeFull],
+	// however much room the store has, so that one client cannot fill the
+	// store for the others. Default a quarter of MaxKeys (at least 1). The
+	// empty scope, which a single-tenant service uses, is not limited by
+	// the share: it may fill the whole store. A value of MaxKeys or more
+	// turns the share off.
+	ScopeMaxKeys int
+
+	// ScopeMaxBytes is each scope's share of MaxBytes, as ScopeMaxKeys is
+	// of MaxKeys. Default a quarter of MaxBytes. The empty scope is not
+	// limited by it.
+	ScopeMaxBytes int64
 
 	// Abandon is how long a running record whose lease lapsed (its worker
 	// died) is kept after the lapse, so a retry with the same fingerprint
@@ -42,20 +59,26 @@ type Options struct {
 
 // Store is a bounded, expiring, in-memory [server.Store] for tests and
 // single-process services. Records live as long as the process. It is safe
-// for concurrent use; one mutex guards it, held only for map operations.
+// for concurrent use; one mutex guards it, held only for map and heap
+// operations.
 //
 // Complete keeps the Response it is given without copying it, and Claim
 // returns records that share it: neither the caller nor anyone reading a
 // record may modify a Response's Header or Body.
 type Store struct {
-	maxKeys int
-	abandon time.Duration
-	now     func() time.Time
+	maxKeys       int
+	maxBytes      int64
+	scopeMaxKeys  int
+	scopeMaxBytes int64
+	abandon       time.Duration
+	now           func() time.Time
 
-	mu        sync.Mutex
-	records   map[server.Key]*record
-	completed completions
-	seq       uint64 // the last lease token issued
+	mu      sync.Mutex
+	records map[server.Key]*record
+	scopes  map[string]*usage // the scopes holding records
+	bytes   int64             // what the records count, all scopes
+	expiry  expiryHeap        // every record, the one that expires first in front
+	seq     uint64            // the last lease token issued
 }
 
 var _ server.Store = (*Store)(nil)
@@ -63,20 +86,39 @@ var _ server.Store = (*Store)(nil)
 // record is one key's state. A running record has a token; a completed one
 // has none.
 type record struct {
+	key          server.Key
 	fingerprint  string
 	token        string
 	completed    bool
-	forgotten    bool // deleted from the map; its queue entry is stale
 	leaseExpires time.Time
 	expiresAt    time.Time // completed: forget after; running: lease lapse + abandon
 	response     server.Response
+	size         int64  // the bytes the record counts (see size.go)
+	use          *usage // its scope's usage
+	index        int    // its place in Store.expiry
 }
 
 // New returns an empty Store.
 func New(opts Options) *Store {
-	s := &Store{maxKeys: opts.MaxKeys, abandon: opts.Abandon, now: opts.Now}
+	s := &Store{
+		maxKeys:       opts.MaxKeys,
+		maxBytes:      opts.MaxBytes,
+		scopeMaxKeys:  opts.ScopeMaxKeys,
+		scopeMaxBytes: opts.ScopeMaxBytes,
+		abandon:       opts.Abandon,
+		now:           opts.Now,
+	}
 	if s.maxKeys <= 0 {
 		s.maxKeys = DefaultMaxKeys
+	}
+	if s.maxBytes <= 0 {
+		s.maxBytes = DefaultMaxBytes
+	}
+	if s.scopeMaxKeys <= 0 {
+		s.scopeMaxKeys = max(s.maxKeys/4, 1)
+	}
+	if s.scopeMaxBytes <= 0 {
+		s.scopeMaxBytes = s.maxBytes / 4
 	}
 	if s.abandon <= 0 {
 		s.abandon = DefaultAbandon
@@ -85,6 +127,7 @@ func New(opts Options) *Store {
 		s.now = time.Now
 	}
 	s.records = make(map[server.Key]*record)
+	s.scopes = make(map[string]*usage)
 	return s
 }
 
@@ -96,11 +139,20 @@ func (s *Store) Len() int {
 	return len(s.records)
 }
 
+// Bytes returns the bytes the records held count, expired ones not yet
+// forgotten included: what Options.MaxBytes bounds.
+func (s *Store) Bytes() int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.bytes
+}
+
 // Claim implements [server.Store.Claim]. A running record whose lease
 // lapsed is taken over only by a claim with its fingerprint; it is
 // forgotten Options.Abandon after the lapse. Claim returns ctx's error,
-// claiming nothing, if ctx is already done, and ErrFull if there is no
-// room for a new key.
+// claiming nothing, if ctx is already done, and [ErrFull] (or
+// [ErrScopeFull], which wraps it) if a new key does not fit: a key the
+// store already holds is always answered.
 func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lease time.Duration) (server.Claim, error) {
 	if err := ctx.Err(); err != nil {
 		return server.Claim{}, err
@@ -110,19 +162,26 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 	now := s.now()
 	r := s.records[k]
 	if r != nil && !now.Before(r.expiresAt) {
-		s.forget(k, r)
+		s.forget(r)
 		r = nil
 	}
 	switch {
 	case r == nil:
-		if err := s.makeRoom(now); err != nil {
+		cost := claimSize(k, fingerprint)
+		u, err := s.admit(k.Scope, cost, now)
+		if err != nil {
 			return server.Claim{}, err
 		}
-		r = &record{fingerprint: fingerprint}
+		r = &record{key: k, fingerprint: fingerprint}
 		s.records[k] = r
-		return s.acquire(r, now, lease, false), nil
+		s.count(r, u, cost)
+		c := s.acquire(r, now, lease, false)
+		s.expiry.push(r)
+		return c, nil
 	case !r.completed && r.fingerprint == fingerprint && !now.Before(r.leaseExpires):
-		return s.acquire(r, now, lease, true), nil
+		c := s.acquire(r, now, lease, true)
+		s.expiry.fix(r.index)
+		return c, nil
 	}
 	return server.Claim{Record: server.Record{
 		Fingerprint:  r.fingerprint,
@@ -133,7 +192,8 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 	}}, nil
 }
 
-// acquire gives the running record r a fresh token and lease.
+// acquire gives the running record r a fresh token and lease. The caller
+// puts r in its place in s.expiry.
 func (s *Store) acquire(r *record, now time.Time, lease time.Duration, takenOver bool) server.Claim {
 	s.seq++
 	r.token = strconv.FormatUint(s.seq, 36)
@@ -160,24 +220,28 @@ func (r *record) reportedExpiry() time.Time {
 func (s *Store) Renew(ctx context.Context, k server.Key, token string, lease time.Duration) error {
 	return s.whileHeld(k, token, func(r *record, now time.Time) {
 		s.extend(r, now, lease)
+		s.expiry.fix(r.index)
 	})
 }
 
 // Complete implements [server.Store.Complete]. It keeps resp without
-// copying it.
+// copying it, and stores it even if it takes the store over
+// Options.MaxBytes (the work has happened); new keys are refused until the
+// count is back under.
 func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp server.Response, retention time.Duration) error {
 	return s.whileHeld(k, token, func(r *record, now time.Time) {
 		r.token, r.completed, r.response = "", true, resp
 		r.leaseExpires = time.Time{}
 		r.expiresAt = now.Add(retention)
-		s.completed.push(completion{k, r})
+		s.expiry.fix(r.index)
+		s.count(r, r.use, responseSize(resp))
 	})
 }
 
 // Release implements [server.Store.Release].
 func (s *Store) Release(ctx context.Context, k server.Key, token string) error {
 	return s.whileHeld(k, token, func(r *record, _ time.Time) {
-		s.forget(k, r)
+		s.forget(r)
 	})
 }
 
@@ -195,9 +259,10 @@ func (s *Store) whileHeld(k server.Key, token string, f func(r *record, now time
 	return nil
 }
 
-// forget deletes k's record r. A completed record's entry in s.completed
-// goes stale and is dropped when the queue reaches it.
-func (s *Store) forget(k server.Key, r *record) {
-	delete(s.records, k)
-	r.forgotten = true
+// forget deletes the record r and its place in the expiry heap, and takes
+// back what it counted.
+func (s *Store) forget(r *record) {
+	delete(s.records, r.key)
+	s.expiry.remove(r.index)
+	s.uncount(r)
 }
