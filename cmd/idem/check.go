@@ -1,0 +1,224 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/big"
+	"net/http"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+)
+
+type checkFlags struct {
+	method     string
+	data       string
+	otherData  string
+	header     []string
+	headerName string
+	copies     int
+	timeout    time.Duration
+	yes        bool
+}
+
+func newCheckCmd(a *app) *cobra.Command {
+	var f checkFlags
+	cmd := &cobra.Command{
+		Use:   "check [-X METHOD] URL [-d BODY|@FILE] [-H 'Name: value'...]",
+		Short: "Check whether an HTTP API honours idempotency keys",
+		Long: `check sends a request you give, under idempotency keys, in the ways a
+retrying client does, and says whether the API would execute a retried
+request twice. It makes real requests: it says how many before it starts
+and sends them only with --yes or your confirmation at the terminal. Point
+it at a test account or a sandbox.
+
+With one fresh key it sends several copies at once (one execution, the
+others 409 or the same answer?), then the same request again (the first
+answer, marked Idempotent-Replayed?), the key in quoted Structured Field
+form ("key": the same key?), the key with a different body (refused with
+422?), and the request without a key (refused with 400?). It tells two
+executions apart by the Location header, else an "id" member of a JSON
+body, else the whole body.
+
+It prints a verdict table and exits 3 if the API can execute one keyed
+request more than once (a FAIL), 0 otherwise; WARN rows are weaknesses a
+client can live with.`,
+		Example: `  idem check -H 'X-Client-Id: acme' -d '{"amount": 1000, "currency": "usd"}' \
+      http://127.0.0.1:8080/charges`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.check(cmd, args[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.method, "request", "X", http.MethodPost, "request `METHOD`")
+	fl.StringVarP(&f.data, "data", "d", "", "request body: the `BODY` itself, @FILE for a file's bytes, @- for standard input")
+	fl.StringVar(&f.otherData, "other-data", "", "the different `BODY` sent under the used key (default: the body with its first number, or string, changed)")
+	fl.StringArrayVarP(&f.header, "header", "H", nil, "request header `'Name: value'` (repeatable)")
+	fl.StringVar(&f.headerName, "header-name", "Idempotency-Key", "the idempotency key header's `NAME`")
+	fl.IntVar(&f.copies, "copies", 5, "how many copies to send at once (at least 2)")
+	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "timeout of each request")
+	fl.BoolVarP(&f.yes, "yes", "y", false, "send the requests without asking")
+	return cmd
+}
+
+func (a *app) check(cmd *cobra.Command, rawURL string, f checkFlags) error {
+	u, err := parseURL(rawURL)
+	if err != nil {
+		return err
+	}
+	h, err := headers(f.header, nil, a.getenv)
+	if err != nil {
+		return err
+	}
+	if !validToken(f.headerName) {
+		return usagef("--header-name %q is not a valid header name", f.headerName)
+	}
+	if f.copies < 2 {
+		return usagef("--copies must be at least 2")
+	}
+	var body []byte
+	if cmd.Flags().Changed("data") {
+		if body, err = readData(f.data, a.stdin); err != nil {
+			return err
+		}
+		if h.Get("Content-Type") == "" {
+			h.Set("Content-Type", defaultContentType(body))
+		}
+	}
+	p := &prober{
+		method: f.method, url: u.String(), body: body, header: h,
+		keyHeader: http.CanonicalHeaderKey(f.headerName), copies: f.copies,
+		hc: newProbeClient(f.copies, f.timeout),
+	}
+	how := ""
+	if cmd.Flags().Changed("other-data") {
+		if p.otherBody, err = readData(f.otherData, a.stdin); err != nil {
+			return err
+		}
+		if bytes.Equal(p.otherBody, body) {
+			return usagef("--other-data is the same body as --data")
+		}
+	} else {
+		p.otherBody, how = otherBody(body, h.Get("Content-Type"))
+	}
+	if err := a.confirmCheck(p, how, f.yes); err != nil {
+		return err
+	}
+	rep, err := p.run(cmd.Context())
+	if err != nil {
+		return err
+	}
+	if a.json {
+		if err := a.writeJSON(rep); err != nil {
+			return err
+		}
+	} else if err := a.printCheck(rep); err != nil {
+		return err
+	}
+	if rep.Verdict == fail {
+		if !a.json {
+			fmt.Fprintln(a.stderr, "idem: this API can execute one keyed request more than once: retrying against it is not safe")
+		}
+		return &codeError{code: exitUnsafe}
+	}
+	return nil
+}
+
+// confirmCheck says what check is about to send and asks, unless --yes.
+func (a *app) confirmCheck(p *prober, how string, yes bool) error {
+	msg := fmt.Sprintf("idem check sends %d real %s requests to %s:\n"+
+		"%d copies at once under one fresh key, then one by one: the same request again,\n"+
+		"the key quoted, ", p.requests(), p.method, p.url, p.copies)
+	if p.otherBody != nil {
+		msg += "the key with a different body"
+		if how != "" {
+			msg += " (" + how + ")"
+		}
+		msg += ", "
+	}
+	msg += fmt.Sprintf("and no key. An API that honours keys executes one of them,\n"+
+		"and the one without a key if it does not require keys; one that does not may execute all %d.\n", p.requests())
+	return a.confirm(yes, msg, "Send them?", "check")
+}
+
+func (a *app) printCheck(rep *checkReport) error {
+	fmt.Fprintf(a.stdout, "%s %s (key header %s, %d requests; executions told apart by %s)\n\n",
+		rep.Method, rep.URL, rep.KeyHeader, rep.Requests, toldApart(rep.ToldApartBy))
+	t := newTable(a.stdout, "PROBE", "EXPECTED", "OBSERVED", "VERDICT")
+	for _, r := range rep.Probes {
+		t.row(r.Probe, r.Expected, r.Observed, r.Verdict)
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(a.stdout, "\nverdict: %s\n", rep.Verdict)
+	return nil
+}
+
+func toldApart(how string) string {
+	switch how {
+	case "Location":
+		return "the Location header"
+	case "id":
+		return `the JSON body's "id"`
+	}
+	return "the whole body"
+}
+
+// otherBody returns body changed so that it is a different request that
+// still makes sense to the API, and says how it changed it: in a JSON
+// object, the first number (in key order) plus one, else the first string
+// with "-2" appended, else a new member; in a form, a new field. It
+// returns nil for an empty body, or one it cannot change safely.
+func otherBody(body []byte, contentType string) ([]byte, string) {
+	if len(bytes.TrimSpace(body)) == 0 {
+		return nil, ""
+	}
+	var obj map[string]any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if dec.Decode(&obj) == nil && obj != nil {
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		how := ""
+		for _, k := range keys {
+			if n, ok := obj[k].(json.Number); ok {
+				if v, ok := new(big.Float).SetString(n.String()); ok {
+					v.Add(v, big.NewFloat(1))
+					obj[k] = json.Number(v.Text('f', -1))
+					how = fmt.Sprintf("%s %s → %s", k, n, obj[k])
+					break
+				}
+			}
+		}
+		for _, k := range keys {
+			if s, ok := obj[k].(string); ok && how == "" {
+				obj[k] = s + "-2"
+				how = fmt.Sprintf("%s %q → %q", k, s, obj[k])
+			}
+		}
+		if how == "" {
+			obj["idem_check"] = 2
+			how = `"idem_check": 2 added`
+		}
+		b, err := json.Marshal(obj)
+		if err != nil {
+			return nil, ""
+		}
+		return b, how
+	}
+	if strings.HasPrefix(contentType, "application/x-www-form-urlencoded") && !json.Valid(body) {
+		return append(bytes.Clone(body), "&idem_check=2"...), "idem_check=2 added"
+	}
+	return nil, ""
+}
+
+var errNotConfirmed = errors.New("not confirmed; nothing was sent")

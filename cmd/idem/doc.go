@@ -1,0 +1,26 @@
+// Command idem looks at and resumes an idem journal, sends one keyed and
+// retried request, derives keys, and checks whether an HTTP API honours
+// idempotency keys.
+//
+//	go install github.com/idemhq/idem/cmd/idem@latest
+//
+//	idem derive payout 2026-12-25 417          # the key idem.DeriveKey gives
+//	idem send -X POST https://api.example.com/charges -d @charge.json \
+//	     -H 'Authorization: Bearer ...' --journal app.journal
+//	idem check -d '{"amount": 1000}' https://api.example.com/charges
+//	idem ls --journal app.journal --state pending
+//	idem show --journal app.journal 0193...
+//	idem resume --journal app.journal --header-from-env Authorization=API_AUTH
+//	idem purge --journal app.journal --older-than 168h
+//
+// Every command has --help, and --json prints one JSON document on standard
+// output for scripts instead of a table. The journal is named by --journal
+// or the IDEM_JOURNAL environment variable; a journal a running process
+// holds is reported as such at once, never waited on.
+//
+// Exit status: 0 on success; 1 on an error (the message on standard error
+// starts with "idem:"); 2 on a usage error (an unknown flag, a missing
+// argument); 3 when idem check finds that the API can execute one keyed
+// request more than once; 130 when interrupted. idem resume exits 1 when it
+// leaves operations pending or finds expired ones.
+package main

@@ -1,0 +1,133 @@
+package main
+
+// This file is the command's only contact with the idem journal's API, so
+// that the rest of the command reads operations through these few
+// functions.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"os"
+	"time"
+
+	"github.com/idemhq/idem"
+)
+
+// lockTimeout is how long a command waits for a journal another process
+// holds: long enough for a process that is closing it, short enough that a
+// person is told at once.
+const lockTimeout = 200 * time.Millisecond
+
+// errLocked explains idem.ErrJournalLocked to the person at the terminal.
+var errLocked = errors.New("is held by a running process (the application, or another idem); stop it or wait for it to exit, then run this again")
+
+// openJournal opens the journal at path. Unless create is set the file
+// must exist: a mistyped path must not leave an empty journal behind.
+// Opening never purges: the command keeps every record unless told to
+// purge.
+func openJournal(path string, create bool) (*idem.Journal, error) {
+	if !create {
+		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("no journal at %s", path)
+		}
+	}
+	j, err := idem.OpenJournal(path, idem.JournalOptions{LockTimeout: lockTimeout, Retention: -1})
+	if errors.Is(err, idem.ErrJournalLocked) {
+		return nil, &codeError{code: exitError, err: fmt.Errorf("journal %s %w", path, errLocked)}
+	}
+	return j, err
+}
+
+// states are the names --state takes, in an operation's order of life.
+var states = []string{"pending", "refused", "completed", "failed", "expired"}
+
+// stateOf names op's state. A failed operation whose answer was a
+// credential refusal (401, 403 or 407, not a replay) is "refused": the
+// server turned the request away before running it, and the journal
+// leaves it for the application to continue, not for Resume.
+func stateOf(op *idem.Operation) string {
+	if op.State == idem.Failed && op.Result != nil && !op.Result.Replayed {
+		switch op.Result.StatusCode {
+		case http.StatusUnauthorized, http.StatusForbidden, http.StatusProxyAuthRequired:
+			return "refused"
+		}
+	}
+	return op.State.String()
+}
+
+// errListPendingOnly is returned for a listing of finished operations,
+// which the journal's API does not offer yet.
+var errListPendingOnly = errors.New("this journal lists pending operations only; --state pending is the one state ls can show")
+
+// listOperations returns the journal's operations in the given states
+// (all of them if states is empty), oldest first.
+func listOperations(j *idem.Journal, want []string) ([]*idem.Operation, error) {
+	for _, s := range want {
+		if s != "pending" {
+			return nil, errListPendingOnly
+		}
+	}
+	return j.Pending()
+}
+
+// findOperation returns the operation whose key, or failing that whose
+// name, is ref.
+func findOperation(j *idem.Journal, ref string) (*idem.Operation, error) {
+	op, ok, err := j.Lookup(ref)
+	if err != nil || ok {
+		return op, err
+	}
+	pending, err := j.Pending()
+	if err != nil {
+		return nil, err
+	}
+	for _, op := range pending {
+		if op.Name == ref {
+			return op, nil
+		}
+	}
+	return nil, fmt.Errorf("no operation with key %q in %s (names are found only for pending operations)", ref, j.Path())
+}
+
+// purgeJournal deletes finished operations last updated more than
+// olderThan ago and returns how many.
+func purgeJournal(j *idem.Journal, olderThan time.Duration) (int, error) {
+	return j.Purge(olderThan)
+}
+
+// resumeOptions are the client settings idem resume takes from its flags.
+type resumeOptions struct {
+	header      string
+	quote       bool
+	retention   time.Duration
+	concurrency int
+	prepare     func(*http.Request) error
+}
+
+// resumeJournal resumes every pending operation of j. onLast is called
+// after each operation's last attempt (its answer, or the attempt after
+// which it gave up); an operation that is not sent (expired) or stopped
+// while waiting between attempts has no such call.
+func resumeJournal(ctx context.Context, j *idem.Journal, o resumeOptions, onLast func(idem.Attempt)) ([]idem.Resumed, error) {
+	c, err := idem.New(idem.Options{
+		Journal:           j,
+		Header:            o.header,
+		QuoteKey:          o.quote,
+		KeyRetention:      o.retention,
+		ResumeConcurrency: o.concurrency,
+		ResumeJitter:      -1, // a person is waiting; concurrency bounds the load
+		PrepareRequest:    o.prepare,
+		OnAttempt: func(at idem.Attempt) {
+			if !at.Retry && onLast != nil {
+				onLast(at)
+			}
+		},
+	})
+	if err != nil {
+		return nil, err
+	}
+	return c.Resume(ctx)
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idemhq/idem"
+)
+
+func newLsCmd(a *app) *cobra.Command {
+	var (
+		state     []string
+		olderThan time.Duration
+	)
+	cmd := &cobra.Command{
+		Use:   "ls [--state STATE] [--older-than DURATION]",
+		Short: "List a journal's operations",
+		Long: `ls lists the operations in a journal, oldest first: key, name, method, URL,
+state, age, attempts and last status.
+
+States: pending (no final answer yet: idem resume continues it), refused
+(the server refused the credentials: the application continues it),
+completed, failed, expired (too old to send again: reconcile it by hand).`,
+		Example: `  idem ls --journal app.journal --state pending
+  idem ls --state pending --older-than 1h --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			for _, s := range state {
+				if !slices.Contains(states, s) {
+					return usagef("--state %q: want one of %s", s, strings.Join(states, ", "))
+				}
+			}
+			path, err := a.journal()
+			if err != nil {
+				return err
+			}
+			j, err := openJournal(path, false)
+			if err != nil {
+				return err
+			}
+			defer j.Close()
+			ops, err := listOperations(j, state)
+			if err != nil {
+				return err
+			}
+			now := time.Now()
+			ops = slices.DeleteFunc(ops, func(op *idem.Operation) bool {
+				return (len(state) > 0 && !slices.Contains(state, stateOf(op))) ||
+					(olderThan > 0 && now.Sub(op.CreatedAt) < olderThan)
+			})
+			return a.printOperations(ops, now)
+		},
+	}
+	cmd.Flags().StringSliceVar(&state, "state", nil, "list only operations in this `STATE` ("+strings.Join(states, "|")+"; repeatable)")
+	cmd.Flags().DurationVar(&olderThan, "older-than", 0, "list only operations created more than this `DURATION` ago")
+	cmd.RegisterFlagCompletionFunc("state", cobra.FixedCompletions(states, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func (a *app) printOperations(ops []*idem.Operation, now time.Time) error {
+	if a.json {
+		out := make([]operationJSON, len(ops))
+		for i, op := range ops {
+			out[i] = operationToJSON(op, false)
+		}
+		return a.writeJSON(out)
+	}
+	t := newTable(a.stdout, "KEY", "NAME", "METHOD", "URL", "STATE", "AGE", "ATTEMPTS", "STATUS")
+	for _, op := range ops {
+		status := ""
+		if op.Result != nil {
+			status = fmt.Sprint(op.Result.StatusCode)
+		}
+		attempts := ""
+		if op.Attempts > 0 {
+			attempts = fmt.Sprint(op.Attempts)
+		}
+		t.row(op.Key, op.Name, op.Method, op.URL, stateOf(op), age(now, op.CreatedAt), attempts, status)
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if len(ops) == 0 {
+		fmt.Fprintln(a.stderr, "no operations")
+	}
+	return nil
+}

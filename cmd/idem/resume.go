@@ -1,0 +1,257 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+
+	"github.com/idemhq/idem"
+)
+
+type resumeFlags struct {
+	concurrency int
+	header      []string
+	fromEnv     []string
+	headerName  string
+	quote       bool
+	retention   time.Duration
+}
+
+func newResumeCmd(a *app) *cobra.Command {
+	var f resumeFlags
+	cmd := &cobra.Command{
+		Use:   "resume [--concurrency N] [--header 'Name: value'...] [--header-from-env NAME=VARIABLE...]",
+		Short: "Finish every pending operation in a journal",
+		Long: `resume sends every pending operation of the journal again, with its
+journaled key, method, URL, headers and exact body, as the application's
+Client.Resume would, and prints a summary. The server answers each from its
+own record if the operation already ran, so nothing runs twice.
+
+The journal never holds credentials: give them again with --header, or,
+to keep them out of the process list and the shell history,
+--header-from-env NAME=VARIABLE. An operation older than the server's key
+retention (--key-retention) is not sent, since the server may have
+forgotten its key: it is marked expired and listed for reconciliation.
+
+On a terminal a progress bar shows done/total, replays, failures and the
+rate. Ctrl-C stops at once: operations without an answer stay pending.`,
+		Example: `  API_AUTH='Bearer sk_test_...' idem resume --journal app.journal \
+      --header-from-env Authorization=API_AUTH --concurrency 8`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.resume(cmd.Context(), f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.IntVar(&f.concurrency, "concurrency", 4, "operations sent at once")
+	fl.StringArrayVarP(&f.header, "header", "H", nil, "header `'Name: value'` added to every request, such as credentials (repeatable)")
+	fl.StringArrayVar(&f.fromEnv, "header-from-env", nil, "header `NAME=VARIABLE` whose value is the environment variable's (repeatable)")
+	fl.StringVar(&f.headerName, "header-name", "Idempotency-Key", "the idempotency key header's `NAME`, as the application sent it")
+	fl.BoolVar(&f.quote, "quote-key", false, `send keys as quoted Structured Field strings ("abc"), as the application did`)
+	fl.DurationVar(&f.retention, "key-retention", 24*time.Hour, "the server's key retention: older operations are not sent")
+	return cmd
+}
+
+// resumeCounts are the progress bar's counters.
+type resumeCounts struct {
+	mu                      sync.Mutex
+	done, replays, failures int
+}
+
+func (a *app) resume(ctx context.Context, f resumeFlags) error {
+	if f.concurrency < 1 {
+		return usagef("--concurrency must be at least 1")
+	}
+	extra, err := headers(f.header, f.fromEnv, a.getenv)
+	if err != nil {
+		return err
+	}
+	path, err := a.journal()
+	if err != nil {
+		return err
+	}
+	j, err := openJournal(path, false)
+	if err != nil {
+		return err
+	}
+	defer j.Close()
+	pending, err := listOperations(j, []string{"pending"})
+	if err != nil {
+		return err
+	}
+	var bar *progressbar.ProgressBar
+	if a.stderrTTY && !a.json && len(pending) > 0 {
+		bar = progressbar.NewOptions(len(pending),
+			progressbar.OptionSetWriter(a.stderr),
+			progressbar.OptionSetDescription("resuming"),
+			progressbar.OptionShowCount(),
+			progressbar.OptionShowIts(),
+			progressbar.OptionSetItsString("ops"),
+			progressbar.OptionSetWidth(30),
+			progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionSetPredictTime(false),
+			progressbar.OptionShowElapsedTimeOnFinish(),
+		)
+	}
+	var n resumeCounts
+	onLast := func(at idem.Attempt) {
+		n.mu.Lock()
+		n.done++
+		if at.Replayed {
+			n.replays++
+		}
+		if at.StatusCode == 0 || at.StatusCode >= 400 {
+			n.failures++
+		}
+		desc := fmt.Sprintf("resuming (%d replayed, %d failed)", n.replays, n.failures)
+		n.mu.Unlock()
+		if bar != nil {
+			bar.Describe(desc)
+			bar.Add(1)
+		}
+	}
+	prepare := func(r *http.Request) error {
+		for k, vs := range extra {
+			r.Header[k] = vs
+		}
+		return nil
+	}
+	out, err := resumeJournal(ctx, j, resumeOptions{
+		header: f.headerName, quote: f.quote, retention: f.retention,
+		concurrency: f.concurrency, prepare: prepare,
+	}, onLast)
+	if bar != nil {
+		bar.Finish()
+		fmt.Fprintln(a.stderr)
+	}
+	if err != nil {
+		return err
+	}
+	sum := summarise(out)
+	sum.Interrupted = ctx.Err() != nil
+	if a.json {
+		if err := a.writeJSON(sum); err != nil {
+			return err
+		}
+	} else if err := a.printResume(sum); err != nil {
+		return err
+	}
+	switch {
+	case sum.Interrupted:
+		return &codeError{code: exitInterrupted, err: fmt.Errorf("interrupted: %d operations left pending", sum.Pending)}
+	case sum.Pending > 0 || sum.Expired > 0:
+		return &codeError{code: exitError, err: fmt.Errorf("%d operations still pending, %d expired", sum.Pending, sum.Expired)}
+	}
+	return nil
+}
+
+// resumeSummary is resume's result.
+type resumeSummary struct {
+	Total       int               `json:"total"`
+	Completed   int               `json:"completed"`
+	Failed      int               `json:"failed"`
+	Expired     int               `json:"expired"`
+	Pending     int               `json:"pending"`
+	Replayed    int               `json:"replayed"`
+	Interrupted bool              `json:"interrupted"`
+	Operations  []resumedResultJS `json:"operations"`
+}
+
+type resumedResultJS struct {
+	Key      string `json:"key"`
+	Name     string `json:"name,omitempty"`
+	Method   string `json:"method"`
+	URL      string `json:"url"`
+	Outcome  string `json:"outcome"`
+	Status   int    `json:"status,omitempty"`
+	Attempts int    `json:"attempts"`
+	Replayed bool   `json:"replayed"`
+	Error    string `json:"error,omitempty"`
+}
+
+func summarise(rs []idem.Resumed) *resumeSummary {
+	s := &resumeSummary{Total: len(rs), Operations: make([]resumedResultJS, 0, len(rs))}
+	for _, r := range rs {
+		op := r.Operation
+		o := resumedResultJS{Key: op.Key, Name: op.Name, Method: op.Method, URL: op.URL}
+		var e *idem.Error
+		switch {
+		case r.Err == nil:
+			resp := r.Response
+			o.Status, o.Attempts, o.Replayed = resp.StatusCode, resp.Attempts, resp.Replayed
+			o.Outcome = "completed"
+			if resp.StatusCode >= 400 {
+				o.Outcome = "failed"
+			}
+		case errors.Is(r.Err, idem.ErrExpired):
+			o.Outcome = "expired"
+		case errors.Is(r.Err, idem.ErrKeyReused):
+			o.Outcome = "failed"
+		default:
+			o.Outcome = "pending"
+		}
+		if r.Err != nil {
+			o.Error = r.Err.Error()
+			if errors.As(r.Err, &e) {
+				o.Status, o.Attempts = e.StatusCode, e.Attempts
+			}
+		}
+		switch o.Outcome {
+		case "completed":
+			s.Completed++
+		case "failed":
+			s.Failed++
+		case "expired":
+			s.Expired++
+		default:
+			s.Pending++
+		}
+		if o.Replayed {
+			s.Replayed++
+		}
+		s.Operations = append(s.Operations, o)
+	}
+	return s
+}
+
+func (a *app) printResume(s *resumeSummary) error {
+	if s.Total == 0 {
+		fmt.Fprintln(a.stdout, "nothing pending")
+		return nil
+	}
+	t := newTable(a.stdout, "KEY", "NAME", "METHOD", "URL", "OUTCOME", "STATUS", "ATTEMPTS", "REPLAYED")
+	for _, o := range s.Operations {
+		if o.Outcome == "expired" {
+			continue
+		}
+		status := ""
+		if o.Status != 0 {
+			status = fmt.Sprint(o.Status)
+		}
+		t.row(o.Key, o.Name, o.Method, o.URL, o.Outcome, status, fmt.Sprint(o.Attempts), yesNo(o.Replayed))
+	}
+	if err := t.flush(); err != nil {
+		return err
+	}
+	if s.Expired > 0 {
+		fmt.Fprintf(a.stdout, "\n%d expired: older than the server's key retention, not sent; reconcile them:\n", s.Expired)
+		t := newTable(a.stdout, "KEY", "NAME", "METHOD", "URL")
+		for _, o := range s.Operations {
+			if o.Outcome == "expired" {
+				t.row(o.Key, o.Name, o.Method, o.URL)
+			}
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+	}
+	fmt.Fprintf(a.stdout, "\n%d resumed: %d completed (%d replayed by the server), %d failed, %d expired, %d still pending\n",
+		s.Total, s.Completed, s.Replayed, s.Failed, s.Expired, s.Pending)
+	return nil
+}

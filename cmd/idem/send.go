@@ -1,0 +1,219 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+	"unicode/utf8"
+
+	"github.com/spf13/cobra"
+
+	"github.com/idemhq/idem"
+)
+
+type sendFlags struct {
+	method     string
+	data       string
+	header     []string
+	key, name  string
+	headerName string
+	quote      bool
+	attempts   int
+	timeout    time.Duration
+}
+
+func newSendCmd(a *app) *cobra.Command {
+	var f sendFlags
+	cmd := &cobra.Command{
+		Use:   "send [-X METHOD] URL [-d BODY|@FILE] [-H 'Name: value'...]",
+		Short: "Send one keyed, retried and journaled request, like curl",
+		Long: `send sends one request as an idem operation: under one idempotency key
+(--key, the key bound to --name in the journal, or a fresh UUIDv7), with
+the same bytes on every attempt, retried on transport errors and on 408,
+409, 425, 429, 500, 502, 503 and 504. With a journal (--journal or
+$` + journalEnv + `) the operation is on disk before its first attempt: if send
+gives up, or is killed, "idem resume" finishes it, and sending the same
+key again answers from the journal.
+
+It prints the key, the status, the attempts and whether the server
+replayed an earlier answer, then the response body. Credentials given with
+-H (Authorization, Cookie, Proxy-Authorization) are sent but never
+journaled.`,
+		Example: `  idem send -X POST http://127.0.0.1:8080/charges -H 'X-Client-Id: acme' \
+      -d '{"amount": 1000, "currency": "usd"}' --journal app.journal
+  idem send http://127.0.0.1:8080/charges -d @charge.json --key order-1`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.send(cmd, args[0], f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.method, "request", "X", "", "request `METHOD` (default POST with a body, else GET)")
+	fl.StringVarP(&f.data, "data", "d", "", "request body: the `BODY` itself, @FILE for a file's bytes, @- for standard input")
+	fl.StringArrayVarP(&f.header, "header", "H", nil, "request header `'Name: value'` (repeatable)")
+	fl.StringVar(&f.key, "key", "", "idempotency `KEY` to send (default: a fresh UUIDv7)")
+	fl.StringVar(&f.name, "name", "", "send under the key bound to this operation `NAME` in the journal")
+	fl.StringVar(&f.headerName, "header-name", "Idempotency-Key", "the idempotency key header's `NAME`")
+	fl.BoolVar(&f.quote, "quote-key", false, `send the key as a quoted Structured Field string ("abc")`)
+	fl.IntVar(&f.attempts, "attempts", 5, "most attempts, the first included")
+	fl.DurationVar(&f.timeout, "timeout", 0, "give up after this long, leaving the operation pending (default none)")
+	cmd.MarkFlagsMutuallyExclusive("key", "name")
+	return cmd
+}
+
+// sendResult is send's --json document.
+type sendResult struct {
+	Key         string      `json:"key"`
+	Name        string      `json:"name,omitempty"`
+	Status      int         `json:"status,omitempty"`
+	Attempts    int         `json:"attempts"`
+	Replayed    bool        `json:"replayed"`
+	FromJournal bool        `json:"from_journal"`
+	Header      http.Header `json:"header,omitempty"`
+	Body        *string     `json:"body,omitempty"`
+	BodyBase64  []byte      `json:"body_base64,omitempty"`
+	Error       string      `json:"error,omitempty"`
+}
+
+func (a *app) send(cmd *cobra.Command, rawURL string, f sendFlags) error {
+	u, err := parseURL(rawURL)
+	if err != nil {
+		return err
+	}
+	h, err := headers(f.header, nil, a.getenv)
+	if err != nil {
+		return err
+	}
+	if f.attempts < 1 {
+		return usagef("--attempts must be at least 1")
+	}
+	var body []byte
+	if cmd.Flags().Changed("data") {
+		if body, err = readData(f.data, a.stdin); err != nil {
+			return err
+		}
+		if h.Get("Content-Type") == "" {
+			h.Set("Content-Type", defaultContentType(body))
+		}
+	}
+	if f.method == "" {
+		f.method = http.MethodGet
+		if body != nil {
+			f.method = http.MethodPost
+		}
+	}
+	opts := idem.Options{Header: f.headerName, QuoteKey: f.quote, MaxAttempts: f.attempts}
+	path, jerr := a.journal()
+	switch {
+	case jerr == nil:
+		j, err := openJournal(path, true)
+		if err != nil {
+			return err
+		}
+		defer j.Close()
+		opts.Journal = j
+	case f.name != "":
+		return usagef("--name needs a journal: pass --journal PATH or set %s", journalEnv)
+	}
+	c, err := idem.New(opts)
+	if err != nil {
+		return usagef("%v", err)
+	}
+	ctx := cmd.Context()
+	if f.timeout > 0 {
+		var cancel func()
+		ctx, cancel = context.WithTimeout(ctx, f.timeout)
+		defer cancel()
+	}
+	req, err := http.NewRequestWithContext(ctx, f.method, u.String(), bytes.NewReader(body))
+	if err != nil {
+		return usagef("%v", err)
+	}
+	req.Header = h
+	if body == nil {
+		req.Body, req.ContentLength = http.NoBody, 0
+	}
+	if f.key != "" {
+		req.Header.Set(f.headerName, f.key)
+	}
+	var resp *idem.Response
+	if f.name != "" {
+		resp, err = c.DoNamed(f.name, req)
+	} else {
+		resp, err = c.Do(req)
+	}
+	return a.printSend(resp, err, f.name, opts.Journal != nil)
+}
+
+func (a *app) printSend(resp *idem.Response, err error, name string, journaled bool) error {
+	var e *idem.Error
+	if err != nil && !errors.As(err, &e) {
+		return err
+	}
+	var r sendResult
+	if e != nil {
+		r = sendResult{Key: e.Key, Name: name, Status: e.StatusCode, Attempts: e.Attempts, Header: e.Header, Error: e.Error()}
+		setBody(&r, e.Body)
+	} else {
+		r = sendResult{Key: resp.Key, Name: name, Status: resp.StatusCode, Attempts: resp.Attempts,
+			Replayed: resp.Replayed, FromJournal: resp.FromJournal, Header: resp.Header}
+		setBody(&r, resp.Body)
+	}
+	if a.json {
+		if err := a.writeJSON(r); err != nil {
+			return err
+		}
+	} else {
+		t := newTable(a.stdout, "key", r.Key)
+		if name != "" {
+			t.row("name", name)
+		}
+		status := ""
+		if r.Status != 0 {
+			status = fmt.Sprintf("%d %s", r.Status, http.StatusText(r.Status))
+		}
+		t.row("status", status)
+		t.row("attempts", fmt.Sprint(r.Attempts))
+		t.row("replayed", yesNo(r.Replayed))
+		if r.FromJournal {
+			t.row("answered", "from the journal, without the network")
+		}
+		if err := t.flush(); err != nil {
+			return err
+		}
+		var b []byte
+		if e != nil {
+			b = e.Body
+		} else {
+			b = resp.Body
+		}
+		if len(b) > 0 {
+			fmt.Fprintln(a.stdout)
+			writeBody(a.stdout, b, false)
+		}
+	}
+	if e == nil {
+		return nil
+	}
+	msg := e.Error()
+	if journaled && !errors.Is(e, idem.ErrKeyReused) && !errors.Is(e, idem.ErrExpired) {
+		msg += "; the operation is pending in the journal: idem resume finishes it"
+	}
+	return &codeError{code: exitError, err: errors.New(msg)}
+}
+
+// setBody puts b in r as text, or as base64 when it is not UTF-8.
+func setBody(r *sendResult, b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	if utf8.Valid(b) {
+		s := string(b)
+		r.Body = &s
+		return
+	}
+	r.BodyBase64 = b
+}
