@@ -1,3 +1,6 @@
+// This file holds the wait between attempts: Backoff, capped exponential
+// backoff with full jitter, and ParseRetryAfter.
+
 package idem
 
 import (
@@ -86,18 +89,3 @@ func ParseRetryAfter(v string, now time.Time) (d time.Duration, ok bool) {
 }
 
 const maxDuration = time.Duration(1<<63 - 1)
-
-// retryWait decides how long to wait before retry n after resp (nil for a
-// transport error). A server's Retry-After is honoured as given, clamped to
-// maxRetryAfter and never shortened by jitter; otherwise the wait is
-// [Backoff].
-func retryWait(n int, resp *http.Response, o *Options, now time.Time) time.Duration {
-	if resp != nil {
-		if v := resp.Header.Get("Retry-After"); v != "" {
-			if d, ok := ParseRetryAfter(v, now); ok {
-				return min(d, o.MaxRetryAfter)
-			}
-		}
-	}
-	return Backoff(n, o.BaseDelay, o.MaxDelay)
-}

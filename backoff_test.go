@@ -1,3 +1,5 @@
+// This file tests Backoff and the budget's arithmetic at their limits.
+
 package idem
 
 import (

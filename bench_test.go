@@ -1,3 +1,6 @@
+// This file holds the client's benchmarks: a POST through idem and
+// through go-retryablehttp, and the journal's commits.
+
 package idem
 
 import (

@@ -1,3 +1,5 @@
+// This file holds the client-wide retry budget, a token bucket.
+
 package idem
 
 import "sync"

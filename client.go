@@ -1,17 +1,14 @@
+// This file holds Client: New, Do, DoNamed and the driver that takes an
+// operation through its states (see state.go) around the retry engine.
+
 package idem
 
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
-	"strings"
-	"sync"
 	"time"
-
-	"github.com/hashicorp/go-retryablehttp"
 )
 
 // A Client sends state-changing requests so that sending again never means
@@ -30,8 +27,7 @@ type Client struct {
 	secret  map[string]bool // canonical names of headers never journaled
 	keys    keyLocks
 	prepare func(*http.Request) error // Options.PrepareRequest, errors wrapped
-	retrier *retryablehttp.Client
-	rt      http.RoundTripper // Options.Transport with the attempt timeout
+	rt      http.RoundTripper         // Options.Transport with the attempt timeout
 }
 
 // New returns a Client configured by opts. It fails only on invalid options.
@@ -63,7 +59,6 @@ func New(opts Options) (*Client, error) {
 	for _, h := range o.SecretHeaders {
 		c.secret[http.CanonicalHeaderKey(h)] = true
 	}
-	c.retrier = c.newRetrier()
 	return c, nil
 }
 
@@ -132,7 +127,7 @@ func (c *Client) DoNamed(name string, req *http.Request) (*Response, error) {
 
 func (c *Client) doRequest(req *http.Request, name string) (*Response, error) {
 	body, err := c.readBody(req)
-	cl := &call{c: c} // one allocation for the call and its operation
+	cl := &call{c: c, origin: fromCaller} // one allocation for the call and its operation
 	op := &cl.own
 	op.Name, op.Method, op.u = name, req.Method, req.URL
 	if req.Host != req.URL.Host {
@@ -181,105 +176,79 @@ func validName(name string) error {
 	return nil
 }
 
-func (c *Client) readBody(req *http.Request) ([]byte, error) {
-	if req.Body == nil || req.Body == http.NoBody {
-		return nil, nil
-	}
-	defer req.Body.Close()
-	b, err := readAtMost(req.Body, req.ContentLength, c.opts.MaxRequestBody)
-	if errors.Is(err, ErrBodyTooLarge) {
-		return nil, fmt.Errorf("%w: request body over %d bytes", ErrBodyTooLarge, c.opts.MaxRequestBody)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("idem: reading request body: %w", err)
-	}
-	return b, nil
-}
-
-// readAtMost reads r to its end, refusing more than limit bytes with
-// ErrBodyTooLarge. size is the expected length if known (else -1): a body
-// of known size is read into one exact allocation.
-func readAtMost(r io.Reader, size, limit int64) ([]byte, error) {
-	if size < 0 || size > limit {
-		b, err := io.ReadAll(io.LimitReader(r, limit+1))
-		if err == nil && int64(len(b)) > limit {
-			err = ErrBodyTooLarge
-		}
-		return b, err
-	}
-	b := make([]byte, size)
-	if _, err := io.ReadFull(r, b); err != nil {
-		return nil, err
-	}
-	// The body must end where its length said.
-	var one [1]byte
-	if n, err := r.Read(one[:]); n > 0 {
-		rest, err := readAtMost(io.MultiReader(bytes.NewReader(one[:n]), r), -1, limit-size)
-		if err != nil {
-			return nil, err
-		}
-		return append(b, rest...), nil
-	} else if err != nil && err != io.EOF {
-		return nil, err
-	}
-	return b, nil
-}
-
-// do runs op to a final answer, journaling it if there is a journal. header
-// is the live request's header (credentials included) or, for a resumed
-// operation, the journaled one.
+// do runs op to a final answer, journaling it if there is a journal,
+// along the transitions of state.go. header is the live request's header
+// (credentials included) or, for a resumed operation, the journaled one.
 func (c *Client) do(ctx context.Context, cl *call, op *Operation, header http.Header) (*Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, op.error(err, 0) // nothing journaled, nothing sent
 	}
-	if c.journal != nil {
-		// Even a key minted for this call is locked: once journaled, a
-		// Resume running meanwhile sees it pending.
-		held, err := c.keys.lock(ctx, op.Key)
+	if c.journal == nil {
+		return c.send(ctx, cl, op, header)
+	}
+	// Even a key minted for this call is locked: once journaled, a Resume
+	// running meanwhile sees it pending.
+	held, err := c.keys.lock(ctx, op.Key)
+	if err != nil {
+		return nil, op.error(err, 0)
+	}
+	defer c.keys.unlock(op.Key, held)
+	now := time.Now()
+	op.Fingerprint = fingerprint(op.Method, op.url(), header.Get("Content-Type"), op.Body)
+	op.State = stateNone
+	op.CreatedAt, op.UpdatedAt = now, now
+	op.ExpiresAt = now.Add(c.opts.KeyRetention)
+	op.Header = c.safeHeader(header)
+	first, _ := transition(stateNone, evCall, cl.origin)
+	op.State = first.to
+	prev, err := c.journal.begin(op) // the durable write, unless the key is known
+	if err != nil {
+		return nil, op.error(err, 0)
+	}
+	if prev != nil {
+		if !op.sameRequest(prev.Fingerprint) {
+			return nil, op.error(ErrKeyReused, 0)
+		}
+		prev.u = op.u // the live URL, with any user information the journal left out
+		op = prev
+		s, err := c.advance(op, evCall, cl.origin)
 		if err != nil {
 			return nil, op.error(err, 0)
 		}
-		defer c.keys.unlock(op.Key, held)
-		now := time.Now()
-		op.Fingerprint = fingerprint(op.Method, op.url(), header.Get("Content-Type"), op.Body)
-		op.State = Pending
-		op.CreatedAt, op.UpdatedAt = now, now
-		op.ExpiresAt = now.Add(c.opts.KeyRetention)
-		op.Header = c.safeHeader(header)
-		prev, err := c.journal.begin(op)
-		if err != nil {
-			return nil, op.error(err, 0)
-		}
-		if prev != nil {
-			if !op.sameRequest(prev.Fingerprint) {
-				return nil, op.error(ErrKeyReused, 0)
-			}
-			// A refusal is continued by a call of the caller's (cl is set),
-			// not by Resume (cl is nil), which leaves it alone.
-			if prev.State != Pending && !(refused(prev) && cl != nil) {
-				return c.fromJournal(prev)
-			}
-			prev.u = op.u // the live URL, with any user information the journal left out
-			op = prev
-			if c.pastRetention(op, time.Now().Add(c.opts.AttemptTimeout)) { // as before a retry
-				return nil, c.expire(op)
-			}
-			if op.State != Pending { // a refusal, continued: pending again, on disk before it is sent
-				op.State, op.Result, op.UpdatedAt = Pending, nil, time.Now()
-				if err := c.journal.updateNow(op); err != nil {
-					return nil, op.error(err, 0)
-				}
-			}
+		switch s.then {
+		case actJournal:
+			return c.fromJournal(op)
+		case actExpired:
+			return nil, op.error(ErrExpired, 0)
 		}
 	}
 	return c.send(ctx, cl, op, header)
 }
 
+// advance moves op along transition(op.State, ev, o): it sets the new
+// state and writes the record as the transition says, durably or lazily.
+// It returns the step taken.
+func (c *Client) advance(op *Operation, ev event, o origin) (step, error) {
+	s, ok := transition(op.State, ev, o)
+	if !ok {
+		return s, fmt.Errorf("idem: internal error: a %s operation cannot take the event %q", op.State, ev)
+	}
+	if s.write == noWrite {
+		return s, nil
+	}
+	op.State, op.UpdatedAt = s.to, time.Now()
+	if s.to == Pending {
+		op.Result = nil // a refusal, continued
+	}
+	write := c.journal.update
+	if s.write == durableWrite {
+		write = c.journal.updateNow
+	}
+	return s, write(op)
+}
+
 // fromJournal answers a repeat of a finished operation from its record.
 func (c *Client) fromJournal(op *Operation) (*Response, error) {
-	if op.State == Expired {
-		return nil, op.error(ErrExpired, 0)
-	}
 	r := op.Result
 	if r == nil {
 		return nil, op.error(fmt.Errorf("%w: %s: %s operation %q has no result", ErrJournalCorrupt, c.journal.path, op.State, op.Key), 0)
@@ -311,20 +280,29 @@ func (c *Client) answer(op *Operation, r *Response) (*Response, error) {
 	return nil, e
 }
 
-// pastRetention reports whether the server may have forgotten op's key by
-// now: past the retention op was journaled with, or past the client's
-// current KeyRetention, if that is shorter.
-//
-// It compares wall-clock times: a monotonic reading stops while a machine
-// sleeps or a VM is paused, but the server's retention does not.
-func (c *Client) pastRetention(op *Operation, now time.Time) bool {
-	now = now.Round(0)
-	return now.After(op.ExpiresAt.Round(0)) || now.After(op.CreatedAt.Round(0).Add(c.opts.KeyRetention))
+// record journals a final answer: the transition for its status, lazy for
+// an answer (if it is lost, the server replays it), durable for a refusal
+// (the server stores none: lost, Resume would resend it).
+func (c *Client) record(op *Operation, cl *call, replayed bool) {
+	body, truncated := cl.body, false
+	if len(body) > c.opts.MaxJournalBody {
+		body, truncated = body[:c.opts.MaxJournalBody], true
+	}
+	body = bytes.Clone(body) // the caller owns cl.body and may change it
+	h := cl.header.Clone()
+	delete(h, "Set-Cookie")
+	op.Attempts = cl.attempts
+	op.Result = &Result{StatusCode: cl.status, Header: h, Body: body, Truncated: truncated, Replayed: replayed}
+	if _, err := c.advance(op, answerEvent(cl.status, replayed), cl.origin); err != nil && c.opts.Logger != nil {
+		c.opts.Logger.Warn("idem: could not journal an outcome; the operation will be resumed and replayed",
+			"key", op.Key, "error", err)
+	}
 }
 
-func (c *Client) expire(op *Operation) error {
-	op.State, op.UpdatedAt = Expired, time.Now()
-	if err := c.journal.updateNow(op); err != nil { // Resume must not undo it
+// expire marks op Expired, durably (Resume must not undo it), and returns
+// ErrExpired.
+func (c *Client) expire(op *Operation, o origin) error {
+	if _, err := c.advance(op, evExpire, o); err != nil {
 		return op.error(err, 0)
 	}
 	if c.opts.Logger != nil {
@@ -351,62 +329,4 @@ func (c *Client) errorBody(b []byte) []byte {
 		b = b[:c.opts.MaxErrorBody]
 	}
 	return bytes.Clone(b)
-}
-
-func (op *Operation) error(err error, attempts int) *Error {
-	return &Error{Method: op.Method, URL: op.url(), Key: op.Key, Attempts: attempts, Err: err}
-}
-
-// keyLocks serialises calls with the same key within one process.
-type keyLocks struct {
-	mu sync.Mutex
-	m  map[string]chan struct{}
-}
-
-// lock waits until no other call holds key, then holds it; the caller
-// passes the returned channel to unlock.
-func (l *keyLocks) lock(ctx context.Context, key string) (chan struct{}, error) {
-	for {
-		l.mu.Lock()
-		held, busy := l.m[key]
-		if !busy {
-			if l.m == nil {
-				l.m = make(map[string]chan struct{})
-			}
-			ch := make(chan struct{})
-			l.m[key] = ch
-			l.mu.Unlock()
-			return ch, nil
-		}
-		l.mu.Unlock()
-		select {
-		case <-held:
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		}
-	}
-}
-
-func (l *keyLocks) unlock(key string, ch chan struct{}) {
-	l.mu.Lock()
-	delete(l.m, key)
-	l.mu.Unlock()
-	close(ch)
-}
-
-// isRetryableStatus reports the statuses worth another attempt: the
-// server says the first attempt still runs (409), or it is overloaded or
-// failed in a way a repeat may not (408, 425, 429, 500, 502, 503, 504).
-func isRetryableStatus(code int) bool {
-	switch code {
-	case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooEarly,
-		http.StatusTooManyRequests, http.StatusInternalServerError,
-		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
-		return true
-	}
-	return false
-}
-
-func isReplayed(h http.Header) bool {
-	return strings.EqualFold(h.Get("Idempotent-Replayed"), "true")
 }

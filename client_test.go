@@ -1,3 +1,6 @@
+// This file tests Client.Do against httptest servers: retries, keys,
+// errors, budgets, refusals and expiry.
+
 package idem
 
 import (
@@ -623,8 +626,8 @@ func TestRefusalIsContinuedBySameKeyCall(t *testing.T) {
 	// continue it, it answers from the journal.
 	op, _, err := j.Lookup("refused-1")
 	require.NoError(t, err)
-	cp := *op
-	resp, err = c.do(context.Background(), nil, &cp, op.Header)
+	cl := &call{c: c, origin: fromResume, own: *op}
+	resp, err = c.do(context.Background(), cl, &cl.own, op.Header)
 	require.NoError(t, err)
 	assert.True(t, resp.FromJournal)
 
@@ -649,7 +652,7 @@ func TestRefusalOfAMintedKeyIsNotResent(t *testing.T) {
 	resp, err := c.Do(post(t, s.srv.URL, `{"amount":5}`))
 	require.NoError(t, err)
 	require.Equal(t, 401, resp.StatusCode)
-	assert.Equal(t, Failed, onDisk(t, c.journal, resp.Key).State, "on disk before Do returned: a crash must not leave it pending")
+	assert.Equal(t, Refused, onDisk(t, c.journal, resp.Key).State, "on disk before Do returned: a crash must not leave it pending")
 	resp, err = c.Do(post(t, s.srv.URL, `{"amount":5}`)) // fresh token, new key
 	require.NoError(t, err)
 	require.Equal(t, 201, resp.StatusCode)

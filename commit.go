@@ -1,3 +1,6 @@
+// This file holds the journal's committer: writes queued by submit, and
+// group commit, many writes to one fsync.
+
 package idem
 
 import (
@@ -16,6 +19,14 @@ type commitReq struct {
 }
 
 // submit queues a write. A durable one waits until it is on disk.
+//
+// apply may run more than once, as a function given to bbolt's DB.Batch
+// may: the committer runs a batch's writes in one transaction, and if that
+// transaction fails it runs each write again alone, in a transaction of
+// its own (see commit), so that one bad write cannot fail its neighbours.
+// apply must therefore be idempotent, and must reset anything it reports
+// to its caller (a count, a record read) at each run, not add to it. Only
+// the last run's effects are committed.
 func (j *Journal) submit(durable bool, lazy *Operation, apply func(*bolt.Tx) error) error {
 	r := &commitReq{apply: apply, lazy: lazy}
 	if durable {

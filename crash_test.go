@@ -1,3 +1,6 @@
+// This file holds the crash test: a client process killed with SIGKILL
+// mid-attempt and restarted, against a naive client that double-charges.
+
 package idem
 
 import (

@@ -1,3 +1,6 @@
+// This file holds the client's errors: the sentinels callers branch on
+// and Error, which carries what is known about the last attempt.
+
 package idem
 
 import (

@@ -1,3 +1,5 @@
+// This file holds the package's examples.
+
 package idem_test
 
 import (

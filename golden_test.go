@@ -1,3 +1,6 @@
+// This file holds the golden tests: a journal and derived keys written by
+// an earlier release, which every release must read as they are.
+
 package idem
 
 import (

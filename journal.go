@@ -1,3 +1,6 @@
+// This file holds Journal: opening the bbolt file, reading records, the
+// pending index, name bindings and Purge.
+
 package idem
 
 import (
@@ -24,8 +27,8 @@ type JournalOptions struct {
 	// holds the file. Default 1s. On timeout OpenJournal returns
 	// ErrJournalLocked.
 	LockTimeout time.Duration
-	// Retention is how long terminal operations (completed, failed,
-	// expired) are kept, counted from their last update. Older ones are
+	// Retention is how long operations that are not pending (completed,
+	// failed, refused, expired) are kept, counted from their last update. Older ones are
 	// purged when the journal opens and by Purge. Default 7 days.
 	// Negative keeps them forever. Pending operations are never purged.
 	Retention time.Duration
@@ -354,10 +357,10 @@ func (j *Journal) write(op *Operation, durable bool) error {
 		if err := tx.Bucket(bucketOps).Put(k, enc); err != nil {
 			return err
 		}
-		if cp.State.terminal() { // the pending index follows the state
-			return tx.Bucket(bucketPending).Delete(k)
+		if cp.State == Pending { // the pending index follows the state
+			return tx.Bucket(bucketPending).Put(k, nil)
 		}
-		return tx.Bucket(bucketPending).Put(k, nil)
+		return tx.Bucket(bucketPending).Delete(k)
 	})
 }
 
@@ -399,12 +402,11 @@ func decodeName(v []byte) (string, time.Time) {
 	return key, created
 }
 
-// Purge deletes terminal operations (completed, failed, expired) last
-// updated more than olderThan ago, with the name bindings of those
-// operations. A binding whose operation has not been journaled yet is
-// kept: NamedKey must go on returning its key. It returns how many
-// operations it deleted.
-// Pending operations are never purged, nor are records that cannot be
+// Purge deletes operations that are not pending (completed, failed,
+// refused, expired) last updated more than olderThan ago, with the name
+// bindings of those operations. A binding whose operation has not been
+// journaled yet is kept: NamedKey must go on returning its key. It returns
+// how many operations it deleted. Pending operations are never purged, nor are records that cannot be
 // decoded: reading one reports ErrJournalCorrupt.
 func (j *Journal) Purge(olderThan time.Duration) (int, error) {
 	cutoff := time.Now().Add(-olderThan)
@@ -419,7 +421,7 @@ func (j *Journal) Purge(olderThan time.Duration) (int, error) {
 			if err != nil {
 				return nil // left alone; reading it reports ErrJournalCorrupt
 			}
-			if op.State.terminal() && op.UpdatedAt.Before(cutoff) {
+			if op.State != Pending && op.UpdatedAt.Before(cutoff) {
 				doomed = append(doomed, append([]byte(nil), k...))
 				gone[string(k)] = true
 			}

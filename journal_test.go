@@ -1,3 +1,6 @@
+// This file tests the journal: locking, damaged and foreign files, secrets,
+// group commit, lazy writes, name bindings and purging.
+
 package idem
 
 import (

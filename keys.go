@@ -1,3 +1,6 @@
+// This file holds idempotency keys: minting (UUIDv7, ULID), deriving from
+// business IDs, validating and parsing.
+
 package idem
 
 import (

@@ -1,3 +1,5 @@
+// This file tests minting, deriving, validating and parsing keys.
+
 package idem
 
 import (

@@ -1,3 +1,6 @@
+// This file holds Options, the client's configuration, and Attempt, what
+// Options.OnAttempt hears of each attempt.
+
 package idem
 
 import (

@@ -1,3 +1,6 @@
+// This file tests the journal record's encoding: round trips, versions and
+// damage, and fuzzes the decoder.
+
 package idem
 
 import (

@@ -1,3 +1,6 @@
+// This file holds Client.Resume, which continues the operations an
+// earlier process left pending.
+
 package idem
 
 import (
@@ -74,6 +77,6 @@ func (c *Client) resume(ctx context.Context, op *Operation, sem chan struct{}) (
 	case <-ctx.Done():
 		return nil, op.error(ctx.Err(), 0)
 	}
-	cp := *op
-	return c.do(ctx, nil, &cp, op.Header)
+	cl := &call{c: c, origin: fromResume, own: *op}
+	return c.do(ctx, cl, &cl.own, op.Header)
 }

@@ -1,3 +1,6 @@
+// This file tests Resume: credentials, expiry, bounded concurrency, and
+// calls with one key running one at a time.
+
 package idem
 
 import (

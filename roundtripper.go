@@ -1,3 +1,6 @@
+// This file holds Client.Transport and Client.HTTPClient, which give SDKs
+// built on net/http keys, journaling and retries.
+
 package idem
 
 import (

@@ -1,3 +1,5 @@
+// This file tests the RoundTripper and HTTPClient.
+
 package idem
 
 import (

@@ -1,3 +1,6 @@
+// This file tests that a reordered JSON body is the same request with a
+// journal and without one, against the server package.
+
 package idem
 
 import (

@@ -1,3 +1,6 @@
+// This file tests the attempt timeout: hung attempts, stalled bodies and
+// stalled writes.
+
 package idem
 
 import (

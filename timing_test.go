@@ -1,3 +1,6 @@
+// This file tests waits under testing/synctest: Retry-After, backoff
+// windows and the context's deadline.
+
 package idem
 
 import (

@@ -1,3 +1,6 @@
+// This file holds the client tests' helpers: scripted and idempotent test
+// servers, request builders and a client constructor.
+
 package idem
 
 import (

@@ -1,0 +1,74 @@
+// This file holds the reading of request and response bodies, bounded by
+// the client's limits.
+
+package idem
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+)
+
+func (c *Client) readBody(req *http.Request) ([]byte, error) {
+	if req.Body == nil || req.Body == http.NoBody {
+		return nil, nil
+	}
+	defer req.Body.Close()
+	b, err := readAtMost(req.Body, req.ContentLength, c.opts.MaxRequestBody)
+	if errors.Is(err, ErrBodyTooLarge) {
+		return nil, fmt.Errorf("%w: request body over %d bytes", ErrBodyTooLarge, c.opts.MaxRequestBody)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("idem: reading request body: %w", err)
+	}
+	return b, nil
+}
+
+// readAtMost reads r to its end, refusing more than limit bytes with
+// ErrBodyTooLarge. size is the expected length if known (else -1): a body
+// of known size is read into one exact allocation.
+func readAtMost(r io.Reader, size, limit int64) ([]byte, error) {
+	if size < 0 || size > limit {
+		b, err := io.ReadAll(io.LimitReader(r, limit+1))
+		if err == nil && int64(len(b)) > limit {
+			err = ErrBodyTooLarge
+		}
+		return b, err
+	}
+	b := make([]byte, size)
+	if _, err := io.ReadFull(r, b); err != nil {
+		return nil, err
+	}
+	// The body must end where its length said.
+	var one [1]byte
+	if n, err := r.Read(one[:]); n > 0 {
+		rest, err := readAtMost(io.MultiReader(bytes.NewReader(one[:n]), r), -1, limit-size)
+		if err != nil {
+			return nil, err
+		}
+		return append(b, rest...), nil
+	} else if err != nil && err != io.EOF {
+		return nil, err
+	}
+	return b, nil
+}
+
+// readResponse reads resp's body whole. A response that has no body
+// whatever its Content-Length says (to HEAD, or 1xx, 204, 304) reads as
+// empty.
+func (c *Client) readResponse(resp *http.Response) ([]byte, error) {
+	size := resp.ContentLength
+	if !bodyAllowed(resp) {
+		size = 0
+	}
+	return readAtMost(resp.Body, size, c.opts.MaxResponseBody)
+}
+
+// bodyAllowed reports whether resp may carry a body (RFC 9110, 6.4.1).
+func bodyAllowed(resp *http.Response) bool {
+	s := resp.StatusCode
+	return !(resp.Request != nil && resp.Request.Method == http.MethodHead) &&
+		s >= 200 && s != http.StatusNoContent && s != http.StatusNotModified
+}

@@ -1,0 +1,76 @@
+// This file holds the journal's fingerprint of a request, and the rule
+// that says whether two requests under one key are the same.
+
+package idem
+
+import (
+	"crypto/sha256"
+	"hash"
+
+	"github.com/idemhq/idem/internal/canonjson"
+	"github.com/idemhq/idem/internal/wire"
+)
+
+// sameRequest reports whether a journaled fingerprint fp is op's: the
+// fingerprint this release computes (see fingerprint), or, for records
+// journals wrote before it, the raw one over the exact body bytes (earlier
+// still, over the URL with its user information). Equal bytes are always
+// the same request.
+func (op *Operation) sameRequest(fp [32]byte) bool {
+	if fp == op.Fingerprint {
+		return true
+	}
+	if fp == rawFingerprint(op.Method, op.url(), op.Body) {
+		return true
+	}
+	return op.u != nil && op.u.User != nil && fp == rawFingerprint(op.Method, op.u.String(), op.Body)
+}
+
+// fingerprintTag starts the input of every fingerprint this release
+// computes, so that none can equal a raw fingerprint of earlier journals.
+// It is not a valid HTTP method, which a raw fingerprint starts with.
+const fingerprintTag = "idem/journal-fingerprint/2"
+
+// fingerprint returns the journal's fingerprint of a request: SHA-256 over
+// the method, the URL (without user information) and the body, each
+// length-prefixed (internal/wire). A JSON body (a contentType of
+// application/json or *+json) that has a canonical form counts in that
+// form, so member order and whitespace do not make it another request: the
+// same rule as the server package's fingerprint (internal/canonjson), so
+// that a reordered body under one key is the same request with a journal
+// and without one. Any other body counts byte for byte.
+func fingerprint(method, url, contentType string, body []byte) [32]byte {
+	h := sha256.New()
+	var buf [128]byte
+	b := wire.AppendString(buf[:0], fingerprintTag)
+	b = wire.AppendString(b, method)
+	b = wire.AppendString(b, url)
+	if len(body) > 0 && canonjson.IsJSON(contentType) {
+		var c canonjson.Canonicalizer
+		if canon, ok := c.Append(nil, body); ok {
+			h.Write(wire.AppendUvarint(append(b, 'J'), uint64(len(canon))))
+			h.Write(canon)
+			return sum(h)
+		}
+	}
+	h.Write(wire.AppendUvarint(append(b, 'R'), uint64(len(body))))
+	h.Write(body)
+	return sum(h)
+}
+
+// rawFingerprint is the fingerprint journals wrote before fingerprint:
+// SHA-256 over the length-prefixed method, URL and exact body.
+func rawFingerprint(method, url string, body []byte) [32]byte {
+	h := sha256.New()
+	var buf [64]byte
+	b := wire.AppendString(buf[:0], method)
+	b = wire.AppendString(b, url)
+	h.Write(wire.AppendUvarint(b, uint64(len(body))))
+	h.Write(body)
+	return sum(h)
+}
+
+func sum(h hash.Hash) (fp [32]byte) {
+	h.Sum(fp[:0])
+	return fp
+}

@@ -1,0 +1,95 @@
+// This file holds Operation and Result, an operation as the journal
+// holds it and its final response.
+
+package idem
+
+import (
+	"bytes"
+	"net/http"
+	"net/url"
+	"time"
+)
+
+// Operation is one operation as the journal holds it.
+type Operation struct {
+	Key string
+	// Name is the application name bound to Key with [Client.NamedKey], if
+	// the key came from there.
+	Name   string
+	Method string
+	// URL is the request's URL without user information, which is never
+	// journaled.
+	URL string
+	// Host is the request's Host override, if it had one; empty means the
+	// URL's host.
+	Host string
+	// Header holds the request headers that are safe to store: never
+	// Authorization, Cookie, Proxy-Authorization, the idempotency key
+	// header itself, or a header listed in Options.SecretHeaders.
+	Header http.Header
+	// Body is the exact request body sent on every attempt.
+	Body []byte
+	// Fingerprint is SHA-256 over method, URL and body.
+	Fingerprint [32]byte
+	State       State
+	CreatedAt   time.Time
+	// ExpiresAt is CreatedAt plus the server's key retention: after it the
+	// operation is not sent again.
+	ExpiresAt time.Time
+	UpdatedAt time.Time
+	// Attempts counts the attempts of the process that finished it.
+	Attempts int
+	// Result is the final response, for Completed, Failed and Refused
+	// operations.
+	Result *Result
+
+	u      *url.URL // the live request's URL, until URL is needed
+	minted bool     // Key was minted for this call, so no record can hold it
+}
+
+// clone returns a copy of op that shares no memory with it.
+func (op *Operation) clone() *Operation {
+	cp := *op
+	cp.Header = op.Header.Clone()
+	cp.Body = bytes.Clone(op.Body)
+	if op.Result != nil {
+		r := *op.Result
+		r.Header = r.Header.Clone()
+		r.Body = bytes.Clone(r.Body)
+		cp.Result = &r
+	}
+	return &cp
+}
+
+// url returns the operation's URL as a string, formatting it on first use.
+// User information (user:password@) is left out: it is a credential, and
+// this is the URL that is journaled, logged and put in errors. The live
+// request keeps it; a resumed one needs PrepareRequest to add it back.
+func (op *Operation) url() string {
+	if op.URL == "" && op.u != nil {
+		if op.u.User != nil {
+			u := *op.u
+			u.User = nil
+			op.URL = u.String()
+		} else {
+			op.URL = op.u.String()
+		}
+	}
+	return op.URL
+}
+
+// Result is a final response as the journal records it.
+type Result struct {
+	StatusCode int
+	Header     http.Header
+	// Body holds at most Options.MaxJournalBody bytes; Truncated reports
+	// whether the response had more.
+	Body      []byte
+	Truncated bool
+	// Replayed reports that the server answered from its own record.
+	Replayed bool
+}
+
+func (op *Operation) error(err error, attempts int) *Error {
+	return &Error{Method: op.Method, URL: op.url(), Key: op.Key, Attempts: attempts, Err: err}
+}

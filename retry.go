@@ -1,0 +1,487 @@
+// This file holds the retry engine: what one attempt came to (classify),
+// what follows it (next), and the adapter that lets go-retryablehttp run
+// the loop.
+
+package idem
+
+import (
+	"context"
+	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptrace"
+	"net/url"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-retryablehttp"
+
+	"github.com/idemhq/idem/internal/key"
+)
+
+// The retry engine is two pure functions and an adapter.
+//
+// classify says what one attempt came to; next says what follows it: a
+// wait and another attempt, or a stop and why. Neither touches the
+// network, the clock or the budget, so both are table-tested alone.
+//
+// go-retryablehttp runs the loop: it makes the attempts, rewinds the body,
+// waits, and calls our hooks, set on a retryablehttp.Client made for each
+// call (so the hooks are the call's own methods, with no state passed
+// through a context): CheckRetry (call.checkRetry, which asks next),
+// Backoff (the wait next chose), RetryMax (Options.MaxAttempts less one),
+// PrepareRetry (Options.PrepareRequest), ErrorHandler
+// (PassthroughErrorHandler: call.finish makes the error). Its logger is
+// off; idem logs through Options.Logger.
+//
+// Four of idem's rules cannot be said in those hooks as retryablehttp
+// means them. This is the one place that says where the adapter departs,
+// and why:
+//
+//   - A response is an answer only once its whole body has arrived, and
+//     the last response's body is kept for Error.Body. So checkRetry
+//     reads the body, and a body cut off counts as a failed attempt
+//     (TestDoBodyCutOffIsRetried, TestTransportPassesOnWholeBodies).
+//     retryablehttp's ResponseHandler runs only after CheckRetry has
+//     called a response final, and it drains a retried one's body away.
+//   - No wait starts that would end after the context's deadline, and no
+//     retry is sent that could reach the server after the key's retention
+//     (TestNoWaitPastTheDeadline, TestRetriesStopAtTheKeysRetention). Both
+//     need the wait before deciding, and Backoff cannot stop the loop; so
+//     the wait is chosen in checkRetry, by next, and Backoff returns it.
+//   - Attempts are counted as written to the wire: net/http resends a
+//     request with an idempotency key once on its own when a reused
+//     keep-alive connection turns out dead (TestDoCountsSilentResends).
+//     The WroteRequest trace counts them, and next stops at
+//     Options.MaxAttempts counted so; RetryMax, which counts loop turns,
+//     never stops the loop first.
+//   - A call that gives up must not close the connections other calls are
+//     using: retryablehttp calls its http.Client's CloseIdleConnections
+//     whenever it gives up, and the pool is the Client's, shared by every
+//     call. attemptTransport does not pass that method on
+//     (TestGivingUpKeepsThePool).
+type call struct {
+	c      *Client
+	origin origin
+	op     *Operation
+	own    Operation // op, when the call made it (not a journaled one)
+	resp   Response  // the answer, returned by pointer
+	rc     retryablehttp.Client
+
+	trace    httptrace.ClientTrace
+	wrote    atomic.Int32 // requests written during the current attempt
+	keyHdr   [1]string
+	attempts int
+	retries  int
+	lastCost int // budget tokens the last retry took
+	answered bool
+	wait     time.Duration
+
+	status int // last response
+	header http.Header
+	body   []byte
+	err    error // last transport error
+	reason error // why the loop stopped without a final answer
+}
+
+// outcome is what one attempt came to.
+type outcome uint8
+
+const (
+	// outAnswer: a final answer, a status not worth retrying or one the
+	// server marks Idempotent-Replayed (asking again will not change it).
+	outAnswer outcome = iota
+	// outRetryable: a status worth another attempt (see isRetryableStatus).
+	outRetryable
+	// outFailed: no response, or a cut-off body, for a reason that may go
+	// away.
+	outFailed
+	// outTimeout: outFailed because the attempt timed out; a retry costs
+	// the budget more.
+	outTimeout
+	// outBroken: a transport error that another attempt will not cure: a
+	// bad certificate, a malformed request.
+	outBroken
+	// outTooLarge: a response body over Options.MaxResponseBody.
+	outTooLarge
+)
+
+// classify says what an attempt came to: resp is its response (nil if it
+// had none) and err its error, with the whole body read (a cut-off body is
+// an error).
+func classify(resp *http.Response, err error) outcome {
+	switch {
+	case errors.Is(err, ErrBodyTooLarge):
+		return outTooLarge
+	case err != nil && !retryableError(err):
+		return outBroken
+	case err != nil && isTimeout(err):
+		return outTimeout
+	case err != nil || resp == nil:
+		return outFailed
+	case isReplayed(resp.Header) || !isRetryableStatus(resp.StatusCode):
+		return outAnswer
+	}
+	return outRetryable
+}
+
+// retryState is what next decides from.
+type retryState struct {
+	outcome outcome
+	err     error // the attempt's error, if any
+	ctxErr  error // the call's context's error, if it ended
+	// attempts counts the attempts so far, net/http's own resends
+	// included; maxAttempts is Options.MaxAttempts.
+	attempts, maxAttempts int
+	// retryAfter is the response's Retry-After, if any; maxRetryAfter
+	// clamps it. backoff is the jittered Backoff for this retry, used when
+	// the server names no wait.
+	retryAfter    string
+	maxRetryAfter time.Duration
+	backoff       time.Duration
+	// now is the time of the decision; deadline the context's, if it has
+	// one.
+	now, deadline time.Time
+	// retainUntil is the last instant an attempt may reach the server (see
+	// Client.retainedUntil); zero without a journal. An attempt arrives
+	// within attemptTimeout of being sent.
+	retainUntil    time.Time
+	attemptTimeout time.Duration
+}
+
+// errAnswered is next's stop for an attempt that is the final answer.
+var errAnswered = errors.New("idem: answered")
+
+// next decides what follows an attempt: another one after wait (stop is
+// nil), or none, because the attempt is the answer (stop is errAnswered) or
+// for the reason stop gives. The rules, in order:
+//
+//	the attempt                              stop
+//	a final answer                           errAnswered
+//	a body over MaxResponseBody              ErrBodyTooLarge
+//	the context ended                        its error
+//	a transport error that will not go away  that error
+//	MaxAttempts made                         ErrRetriesExhausted
+//	the wait would end after the deadline    ErrDeadline
+//	the retry could arrive after retention   ErrExpired
+//	otherwise                                nil: retry after wait
+//
+// The wait is the server's Retry-After, clamped to maxRetryAfter and never
+// shortened, or else backoff. The budget is not next's: a retry next
+// allows still needs its tokens.
+func next(s retryState) (wait time.Duration, stop error) {
+	switch {
+	case s.outcome == outAnswer:
+		return 0, errAnswered
+	case s.outcome == outTooLarge:
+		return 0, ErrBodyTooLarge
+	case s.ctxErr != nil:
+		return 0, s.ctxErr
+	case s.outcome == outBroken:
+		return 0, s.err
+	case s.attempts >= s.maxAttempts:
+		return 0, ErrRetriesExhausted
+	}
+	wait = s.backoff
+	if d, ok := ParseRetryAfter(s.retryAfter, s.now); ok {
+		wait = min(d, s.maxRetryAfter)
+	}
+	if !s.deadline.IsZero() && s.deadline.Sub(s.now) < wait {
+		return 0, ErrDeadline
+	}
+	if !s.retainUntil.IsZero() && tooLate(s.now.Add(wait), s.attemptTimeout, s.retainUntil) {
+		// The server may have forgotten the key by the time this retry
+		// arrives, and would run the operation again.
+		return 0, ErrExpired
+	}
+	return wait, nil
+}
+
+// tooLate reports whether an attempt sent at sendAt could reach the server
+// after until: it arrives within attemptTimeout of being sent. It is the
+// one retention check, made before every attempt, the first included.
+//
+// It compares wall-clock times: a monotonic reading stops while a machine
+// sleeps or a VM is paused, but the server's retention does not.
+func tooLate(sendAt time.Time, attemptTimeout time.Duration, until time.Time) bool {
+	return sendAt.Round(0).Add(attemptTimeout).After(until.Round(0))
+}
+
+// retainedUntil returns the last instant an attempt of op may reach the
+// server: the retention op was journaled with, or the client's current
+// KeyRetention if that is shorter. It is zero for an operation that is not
+// journaled (it has no creation time).
+func (c *Client) retainedUntil(op *Operation) time.Time {
+	if op.CreatedAt.IsZero() {
+		return time.Time{}
+	}
+	until := op.CreatedAt.Add(c.opts.KeyRetention)
+	if op.ExpiresAt.Before(until) {
+		until = op.ExpiresAt
+	}
+	return until
+}
+
+// send makes op's attempts until a final answer or a reason to stop.
+func (c *Client) send(ctx context.Context, cl *call, op *Operation, header http.Header) (*Response, error) {
+	cl.op = op
+	if until := c.retainedUntil(op); !until.IsZero() && tooLate(time.Now(), c.opts.AttemptTimeout, until) {
+		cl.reason = ErrExpired
+		return cl.finish(nil, nil)
+	}
+	req, err := c.newRequest(ctx, cl, op, header)
+	if err != nil {
+		return nil, op.error(err, 0)
+	}
+	cl.rc = retryablehttp.Client{
+		HTTPClient:   c.hc,
+		RetryMax:     c.opts.MaxAttempts - 1,
+		CheckRetry:   cl.checkRetry,
+		Backoff:      cl.backoff,
+		ErrorHandler: retryablehttp.PassthroughErrorHandler,
+		PrepareRetry: c.prepare,
+	}
+	defer cl.settleBudget()
+	resp, err := cl.rc.Do(req)
+	if resp != nil {
+		resp.Body.Close()
+	}
+	return cl.finish(resp, err)
+}
+
+// newRequest builds the request every attempt of op sends, PrepareRequest
+// applied.
+func (c *Client) newRequest(ctx context.Context, cl *call, op *Operation, header http.Header) (*retryablehttp.Request, error) {
+	cl.trace.WroteRequest = func(httptrace.WroteRequestInfo) { cl.wrote.Add(1) }
+	ctx = httptrace.WithClientTrace(ctx, &cl.trace)
+	u := op.u
+	if u != nil && c.prepare != nil {
+		cp := *u // PrepareRequest may change it; the caller's stays as it was
+		u = &cp
+	} else if u == nil {
+		var err error
+		if u, err = url.Parse(op.URL); err != nil {
+			return nil, fmt.Errorf("idem: bad URL: %v", err)
+		}
+	}
+	h := make(http.Header, len(header)+1)
+	for k, vs := range header {
+		h[k] = vs[:len(vs):len(vs)] // an append in PrepareRequest copies
+	}
+	cl.keyHdr[0] = op.Key
+	if c.opts.QuoteKey {
+		cl.keyHdr[0] = key.Quote(op.Key)
+	}
+	h[c.opts.Header] = cl.keyHdr[:]
+	hreq := (&http.Request{
+		Method:     op.Method,
+		URL:        u,
+		Proto:      "HTTP/1.1",
+		ProtoMajor: 1,
+		ProtoMinor: 1,
+		Header:     h,
+		Host:       op.Host,
+	}).WithContext(ctx)
+	req, err := retryablehttp.FromRequest(hreq)
+	if err == nil && len(op.Body) > 0 {
+		err = req.SetBody(op.Body)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("idem: bad request: %v", err)
+	}
+	if c.prepare != nil {
+		if err := c.prepare(req.Request); err != nil {
+			return nil, err
+		}
+	}
+	return req, nil
+}
+
+// checkRetry is retryablehttp's CheckRetry: called after every attempt, it
+// reads the whole response body, classifies the attempt, asks next, and
+// takes the budget's tokens for a retry.
+func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
+	c := cl.c
+	// net/http resends a request carrying Idempotency-Key on its own when
+	// a reused keep-alive connection turns out dead; count every write.
+	cl.attempts += max(1, int(cl.wrote.Swap(0)))
+	cl.status, cl.header, cl.body = 0, nil, nil
+	if err == nil {
+		cl.status, cl.header = resp.StatusCode, resp.Header
+		cl.body, err = c.readResponse(resp)
+		resp.Body.Close() // also ends the attempt's timeout
+		resp.Body = http.NoBody
+		if err != nil && !errors.Is(err, ErrBodyTooLarge) {
+			// A cut-off body is no response.
+			resp, cl.status, cl.header, cl.body = nil, 0, nil, nil
+		}
+	}
+	cl.err = nil
+	if !errors.Is(err, ErrBodyTooLarge) {
+		cl.err = err
+	}
+	out := classify(resp, err)
+	s := retryState{
+		outcome:        out,
+		err:            err,
+		ctxErr:         ctx.Err(),
+		attempts:       cl.attempts,
+		maxAttempts:    c.opts.MaxAttempts,
+		maxRetryAfter:  c.opts.MaxRetryAfter,
+		now:            time.Now(),
+		retainUntil:    c.retainedUntil(cl.op),
+		attemptTimeout: c.opts.AttemptTimeout,
+	}
+	if out == outRetryable || out == outFailed || out == outTimeout {
+		s.backoff = Backoff(cl.retries+1, c.opts.BaseDelay, c.opts.MaxDelay)
+		if resp != nil {
+			s.retryAfter = resp.Header.Get("Retry-After")
+		}
+		s.deadline, _ = ctx.Deadline()
+	}
+	wait, stop := next(s)
+	if stop == nil {
+		cost, ok := c.budget.take(out == outTimeout)
+		if !ok {
+			stop = ErrBudgetExhausted
+		} else {
+			cl.lastCost = cost
+		}
+	}
+	switch stop {
+	case nil:
+		cl.retries++
+		cl.wait = wait
+		cl.report(true)
+		if l := c.opts.Logger; l != nil {
+			l.Debug("idem: retrying", "key", cl.op.Key, "method", cl.op.Method, "url", cl.op.url(),
+				"attempt", cl.attempts, "status", cl.status, "error", err, "wait", wait)
+		}
+		return true, nil
+	case errAnswered:
+		cl.answered = true
+		cl.report(false)
+		return false, nil
+	}
+	cl.reason = stop
+	cl.report(false)
+	return false, stop
+}
+
+// backoff is retryablehttp's Backoff: the wait checkRetry chose.
+func (cl *call) backoff(time.Duration, time.Duration, int, *http.Response) time.Duration {
+	return cl.wait
+}
+
+// settleBudget gives the budget back its tokens once the call ends: an
+// answer on the first attempt puts back SuccessRefund, one after retries
+// what its last retry took. It is the budget's one refund: a retry takes
+// its tokens only once next has allowed it.
+func (cl *call) settleBudget() {
+	if !cl.answered {
+		return
+	}
+	if cl.retries == 0 {
+		cl.c.budget.refund(cl.c.opts.Budget.SuccessRefund)
+	} else {
+		cl.c.budget.refund(cl.lastCost)
+	}
+}
+
+func (cl *call) report(retry bool) {
+	if f := cl.c.opts.OnAttempt; f != nil {
+		a := Attempt{
+			Key:        cl.op.Key,
+			N:          cl.attempts,
+			StatusCode: cl.status,
+			Err:        cl.err,
+			Replayed:   cl.status != 0 && isReplayed(cl.header),
+			Retry:      retry,
+		}
+		if retry {
+			a.Wait = cl.wait
+		}
+		f(a)
+	}
+}
+
+// finish turns the loop's end into the caller's answer and journals it.
+func (cl *call) finish(resp *http.Response, err error) (*Response, error) {
+	c, op := cl.c, cl.op
+	switch {
+	case cl.reason != nil:
+	case err != nil:
+		cl.reason = err // cancelled while waiting, or PrepareRequest failed
+	case !cl.answered:
+		cl.reason = ErrRetriesExhausted // the loop ended on its own count (RetryMax)
+	}
+	if cl.reason != nil {
+		if errors.Is(cl.reason, ErrExpired) && c.journal != nil {
+			c.expire(op, cl.origin)
+		} else if c.journal != nil {
+			c.advance(op, evGiveUp, cl.origin) // no write: the operation stays pending
+		}
+		e := op.error(cl.reason, cl.attempts)
+		e.Cause = cl.err
+		if cl.status != 0 {
+			e.StatusCode, e.Header, e.Body, e.whole = cl.status, cl.header, c.errorBody(cl.body), cl.body
+		}
+		return nil, e
+	}
+	replayed := isReplayed(resp.Header)
+	if c.journal != nil {
+		c.record(op, cl, replayed)
+	}
+	cl.resp = Response{
+		StatusCode: cl.status,
+		Header:     cl.header,
+		Body:       cl.body,
+		Key:        op.Key,
+		Attempts:   cl.attempts,
+		Replayed:   replayed,
+	}
+	return c.answer(op, &cl.resp)
+}
+
+// isRetryableStatus reports the statuses worth another attempt: the
+// server says the first attempt still runs (409), or it is overloaded or
+// failed in a way a repeat may not (408, 425, 429, 500, 502, 503, 504).
+func isRetryableStatus(code int) bool {
+	switch code {
+	case http.StatusRequestTimeout, http.StatusConflict, http.StatusTooEarly,
+		http.StatusTooManyRequests, http.StatusInternalServerError,
+		http.StatusBadGateway, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		return true
+	}
+	return false
+}
+
+func isReplayed(h http.Header) bool {
+	return strings.EqualFold(h.Get("Idempotent-Replayed"), "true")
+}
+
+// retryableError reports whether a transport error may go away on another
+// attempt. Certificate failures and malformed requests will not.
+func retryableError(err error) bool {
+	var (
+		unknownCA *x509.UnknownAuthorityError
+		hostname  x509.HostnameError
+		invalid   x509.CertificateInvalidError
+		verify    *tls.CertificateVerificationError
+	)
+	if errors.As(err, &unknownCA) || errors.As(err, &hostname) || errors.As(err, &invalid) || errors.As(err, &verify) {
+		return false
+	}
+	msg := err.Error()
+	return !strings.Contains(msg, "unsupported protocol scheme") &&
+		!strings.Contains(msg, "invalid header")
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+	return errors.Is(err, context.DeadlineExceeded) || errors.As(err, &ne) && ne.Timeout()
+}

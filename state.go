@@ -1,0 +1,238 @@
+// This file holds an operation's life: its states, the events that move
+// it, where a call comes from, and the one transition function that says
+// what each event does to each state.
+
+package idem
+
+import (
+	"fmt"
+	"net/http"
+)
+
+// State is where a journaled operation stands. Every state and every move
+// between them is listed in one table, in the doc comment of transition.
+type State uint8
+
+const (
+	// Pending: journaled, no final answer yet. Do with the same key, or
+	// Resume, continues it with the same key and bytes.
+	Pending State = 1 + iota
+	// Completed: the server answered 2xx or 3xx.
+	Completed
+	// Failed: the server gave a final status of 400 or more (a 4xx or 5xx
+	// that is not retried, or any replayed non-success status), other
+	// than a refusal.
+	Failed
+	// Expired: still pending when the server's key retention ran out, so
+	// it was not sent again. It needs reconciling.
+	Expired
+	// Refused: the server turned the request away for want of credentials
+	// (401, 403 or 407, not a replay) before running it. That is no answer
+	// to the operation: an earlier attempt may have run. Resume leaves a
+	// refused operation alone (the caller was told); a call with the same
+	// key, once the credentials are right, makes it pending again and
+	// continues it.
+	//
+	// Journals written before this state had a name hold a refusal as
+	// Failed with such a status; they read as Refused.
+	Refused
+)
+
+// stateNone stands for "no record": the key is not in the journal yet.
+const stateNone State = 0
+
+// String returns the state's name.
+func (s State) String() string {
+	switch s {
+	case Pending:
+		return "pending"
+	case Completed:
+		return "completed"
+	case Failed:
+		return "failed"
+	case Expired:
+		return "expired"
+	case Refused:
+		return "refused"
+	}
+	return fmt.Sprintf("State(%d)", uint8(s))
+}
+
+// isRefusal reports whether a final response is a refusal for want of
+// credentials: 401, 403 or 407, not replayed. A replay is the server's
+// stored answer to an attempt it ran, so it is no refusal.
+func isRefusal(status int, replayed bool) bool {
+	return !replayed && (status == http.StatusUnauthorized || status == http.StatusForbidden ||
+		status == http.StatusProxyAuthRequired)
+}
+
+// origin says who makes a call, since a refused operation is continued by
+// one and not the other.
+type origin uint8
+
+const (
+	// fromCaller: the application's own call, Do or DoNamed.
+	fromCaller origin = iota
+	// fromResume: Resume, continuing what an earlier process left.
+	fromResume
+)
+
+func (o origin) String() string {
+	if o == fromResume {
+		return "Resume"
+	}
+	return "caller"
+}
+
+// event is something that happens to an operation.
+type event uint8
+
+const (
+	// evCall: a call with the operation's key begins (Do, DoNamed or
+	// Resume, told apart by origin).
+	evCall event = 1 + iota
+	// evExpire: the next attempt, first or retry, could reach the server
+	// after the key's retention (see tooLate), so it is not sent.
+	evExpire
+	// evAnswer: a final answer of 1xx to 3xx.
+	evAnswer
+	// evReject: a final answer of 400 or more that is not a refusal.
+	evReject
+	// evRefuse: a refusal for want of credentials (see isRefusal).
+	evRefuse
+	// evGiveUp: the call ends without a final answer: retries, budget or
+	// time ran out, the context ended, a hook or the transport failed.
+	evGiveUp
+)
+
+var eventNames = [...]string{evCall: "call", evExpire: "expire", evAnswer: "answer", evReject: "reject", evRefuse: "refuse", evGiveUp: "give up"}
+
+func (e event) String() string {
+	if int(e) < len(eventNames) && eventNames[e] != "" {
+		return eventNames[e]
+	}
+	return fmt.Sprintf("event(%d)", uint8(e))
+}
+
+// answerEvent returns the event a final response is: an answer, a
+// refusal or a rejection.
+func answerEvent(status int, replayed bool) event {
+	switch {
+	case status < 400:
+		return evAnswer
+	case isRefusal(status, replayed):
+		return evRefuse
+	}
+	return evReject
+}
+
+// write says how a transition reaches the journal.
+type write uint8
+
+const (
+	// noWrite: the record stays as it is.
+	noWrite write = iota
+	// lazyWrite: visible to this process at once, on disk with the next
+	// commit (within lazyFlushDelay). Lost in a crash, the operation is
+	// pending again, and resending it gets the server's replay.
+	lazyWrite
+	// durableWrite: on disk before the call goes on; a crash cannot undo
+	// it. For what no server replay makes good: a new operation, a refusal
+	// (the server stores none), an expiry (Resume must not send it).
+	durableWrite
+)
+
+func (w write) String() string {
+	return [...]string{"-", "lazy", "durable"}[w]
+}
+
+// action is what the call does once the transition is made.
+type action uint8
+
+const (
+	// actNone: nothing more; the event ended the call.
+	actNone action = iota
+	// actSend: make attempts.
+	actSend
+	// actJournal: answer from the journal's record, without the network.
+	actJournal
+	// actExpired: fail with ErrExpired, without the network.
+	actExpired
+)
+
+func (a action) String() string {
+	return [...]string{"-", "send", "answer from the journal", "ErrExpired"}[a]
+}
+
+// step is one transition: the state it leads to, how it is written, and
+// what the call does next.
+type step struct {
+	to    State
+	write write
+	then  action
+}
+
+// transition returns what event ev does to an operation in state from, for
+// a call from o. ok is false for an event that cannot happen in that
+// state. It is the whole of an operation's life:
+//
+//	from       event    origin   to         write    then
+//	(none)     call     any      Pending    durable  send
+//	Pending    call     any      Pending    -        send
+//	Refused    call     caller   Pending    durable  send
+//	Refused    call     Resume   Refused    -        answer from the journal
+//	Completed  call     any      Completed  -        answer from the journal
+//	Failed     call     any      Failed     -        answer from the journal
+//	Expired    call     any      Expired    -        ErrExpired
+//	Pending    expire   any      Expired    durable  ErrExpired
+//	Pending    answer   any      Completed  lazy     -
+//	Pending    reject   any      Failed     lazy     -
+//	Pending    refuse   any      Refused    durable  -
+//	Pending    give up  any      Pending    -        -
+//
+// A call is also refused before any transition if the journal holds its
+// key for a different request (ErrKeyReused). Before every attempt, the
+// first included, the call checks the key's retention (expire). The
+// durable write of a new operation is Journal.begin, which writes only if
+// the key is still unknown.
+func transition(from State, ev event, o origin) (s step, ok bool) {
+	switch ev {
+	case evCall:
+		switch from {
+		case stateNone:
+			return step{Pending, durableWrite, actSend}, true
+		case Pending:
+			return step{Pending, noWrite, actSend}, true
+		case Refused:
+			if o == fromCaller {
+				return step{Pending, durableWrite, actSend}, true
+			}
+			return step{Refused, noWrite, actJournal}, true
+		case Completed, Failed:
+			return step{from, noWrite, actJournal}, true
+		case Expired:
+			return step{Expired, noWrite, actExpired}, true
+		}
+	case evExpire:
+		if from == Pending {
+			return step{Expired, durableWrite, actExpired}, true
+		}
+	case evAnswer:
+		if from == Pending {
+			return step{Completed, lazyWrite, actNone}, true
+		}
+	case evReject:
+		if from == Pending {
+			return step{Failed, lazyWrite, actNone}, true
+		}
+	case evRefuse:
+		if from == Pending {
+			return step{Refused, durableWrite, actNone}, true
+		}
+	case evGiveUp:
+		if from == Pending {
+			return step{Pending, noWrite, actNone}, true
+		}
+	}
+	return step{}, false
+}
