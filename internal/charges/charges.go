@@ -187,10 +187,15 @@ func (s *Service) list(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{"count": len(cs), "charges": cs})
 }
 
+// writeJSON is the one place the service writes JSON. Its answers are
+// read by programs and people with curl, never embedded in HTML, so <, >
+// and & are written as they are rather than as \u003c escapes.
 func writeJSON(w http.ResponseWriter, status int, v any) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
-	json.NewEncoder(w).Encode(v)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	enc.Encode(v)
 }
 
 func newID() string {

@@ -142,3 +142,45 @@ func TestChargesService(t *testing.T) {
 		})
 	}
 }
+
+// TestAnswersAreNotHTMLEscaped reads the service's own JSON as bytes: <, >
+// and & must appear as they are, not as \u003c, \u003e and \u0026, in its
+// errors, in a charge and in the list.
+func TestAnswersAreNotHTMLEscaped(t *testing.T) {
+	t.Parallel()
+	svc, err := New(context.Background(), Config{})
+	require.NoError(t, err)
+	srv := httptest.NewServer(svc.Handler())
+	defer srv.Close()
+	send := func(method, key, body string) (int, string) {
+		req, _ := http.NewRequest(method, srv.URL+"/charges", strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set(ClientHeader, "acme")
+		if key != "" {
+			req.Header.Set("Idempotency-Key", key)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		raw, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		return resp.StatusCode, string(raw)
+	}
+	for _, tc := range []struct {
+		name, method, key, body string
+		status                  int
+		want                    string
+	}{
+		{"bad body", http.MethodPost, "k1", `{"amount":"ten"}`, 400, `<cents>`},
+		{"charge", http.MethodPost, "k2", `{"amount":100,"ref":"a<b>&c"}`, 201, `"ref":"a<b>&c"`},
+		{"replayed charge", http.MethodPost, "k2", `{"amount":100,"ref":"a<b>&c"}`, 201, `"ref":"a<b>&c"`},
+		{"list", http.MethodGet, "", "", 200, `"ref":"a<b>&c"`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			status, body := send(tc.method, tc.key, tc.body)
+			assert.Equal(t, tc.status, status)
+			assert.Contains(t, body, tc.want)
+			assert.NotContains(t, body, `\u00`)
+		})
+	}
+}
