@@ -131,19 +131,19 @@ func (a *app) check(cmd *cobra.Command, rawURL string, f checkFlags) error {
 
 // confirmCheck says what check is about to send and asks, unless --yes.
 func (a *app) confirmCheck(p *prober, how string, yes bool) error {
-	msg := fmt.Sprintf("idem check sends %d real %s requests to %s:\n"+
-		"%d copies at once under one fresh key, then one by one: the same request again,\n"+
-		"the key quoted, ", p.requests(), p.method, p.url, p.copies)
+	var b strings.Builder
+	fmt.Fprintf(&b, "idem check will send %d real %s requests to %s:\n", p.requests(), p.method, p.url)
+	fmt.Fprintf(&b, "  %d copies at once under one fresh key, then one by one: the same request again,\n  the key quoted, ", p.copies)
 	if p.otherBody != nil {
-		msg += "the key with a different body"
+		b.WriteString("the key with a different body")
 		if how != "" {
-			msg += " (" + how + ")"
+			b.WriteString(" (" + how + ")")
 		}
-		msg += ", "
+		b.WriteString(", ")
 	}
-	msg += fmt.Sprintf("and no key. An API that honours keys executes one of them,\n"+
-		"and the one without a key if it does not require keys; one that does not may execute all %d.\n", p.requests())
-	return a.confirm(yes, msg, "Send them?", "check")
+	b.WriteString("and no key.\n")
+	fmt.Fprintf(&b, "An API that honours keys executes 1 of them (2 if it runs requests without a key);\none that ignores keys executes all %d.\n", p.requests())
+	return a.confirm(yes, b.String(), "Send them?", "check")
 }
 
 func (a *app) printCheck(rep *checkReport) error {
@@ -221,4 +221,5 @@ func otherBody(body []byte, contentType string) ([]byte, string) {
 	return nil, ""
 }
 
+// errNotConfirmed: the person at the terminal did not say yes.
 var errNotConfirmed = errors.New("not confirmed; nothing was sent")

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -44,8 +45,14 @@ completed, failed, expired (too old to send again: reconcile it by hand).`,
 			}
 			defer j.Close()
 			ops, err := listOperations(j, state)
+			if errors.Is(err, errListPendingOnly) {
+				return usagef("--state %s: %v", strings.Join(state, ","), err)
+			}
 			if err != nil {
 				return err
+			}
+			if len(state) == 0 && !listsAll {
+				fmt.Fprintln(a.stderr, "(pending operations only: this journal cannot list finished ones yet)")
 			}
 			now := time.Now()
 			ops = slices.DeleteFunc(ops, func(op *idem.Operation) bool {

@@ -11,6 +11,7 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 )
 
 // Exit statuses; see the package documentation.
@@ -46,11 +47,9 @@ func osEnv() env {
 	}
 }
 
-// isTerminal reports whether f is a character device, as a terminal is.
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
+// isTerminal reports whether f is a terminal (not merely a character
+// device, as /dev/null is).
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 
 // run runs the command line args and returns the exit status. Ctrl-C or
 // SIGTERM cancels the command's context: commands stop cleanly.

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -60,7 +61,6 @@ journaled.`,
 	fl.BoolVar(&f.quote, "quote-key", false, `send the key as a quoted Structured Field string ("abc")`)
 	fl.IntVar(&f.attempts, "attempts", 5, "most attempts, the first included")
 	fl.DurationVar(&f.timeout, "timeout", 0, "give up after this long, leaving the operation pending (default none)")
-	cmd.MarkFlagsMutuallyExclusive("key", "name")
 	return cmd
 }
 
@@ -86,6 +86,14 @@ func (a *app) send(cmd *cobra.Command, rawURL string, f sendFlags) error {
 	h, err := headers(f.header, nil, a.getenv)
 	if err != nil {
 		return err
+	}
+	if f.key != "" && f.name != "" {
+		return usagef("--key and --name exclude each other: a named operation's key is the journal's")
+	}
+	if f.key != "" {
+		if err := idem.ValidateKey(f.key); err != nil {
+			return usagef("--key: %s", strings.TrimPrefix(err.Error(), "idem: "))
+		}
 	}
 	if f.attempts < 1 {
 		return usagef("--attempts must be at least 1")
