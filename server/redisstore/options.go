@@ -49,9 +49,10 @@ type Options struct {
 	// or a *redis.ClusterClient. Default 0: no waiting.
 	WaitReplicas int
 
-	// WaitTimeout bounds each wait for replicas. Keep it below the
-	// client's ReadTimeout (go-redis's default is 3 s). Default 1 s
-	// (DefaultWaitTimeout); only used with WaitReplicas.
+	// WaitTimeout bounds each wait for replicas. It must be below the
+	// client's ReadTimeout (New refuses it otherwise): the wait is read
+	// like any reply. Default 1 s (DefaultWaitTimeout); only used with
+	// WaitReplicas.
 	WaitTimeout time.Duration
 }
 
@@ -95,17 +96,14 @@ func (o Options) config() (config, error) {
 	return c, nil
 }
 
-// maxMillis caps durations sent to Redis (about 35,000 years), so that a
-// time computed in a script (a double) stays an exact integer.
-const maxMillis = 1 << 50
-
-// millis is d in whole milliseconds, rounded up, at least 1 and at most
-// maxMillis: Redis deletes a key given an expiry of 0, and a lease must not
-// end before it was asked to.
+// millis is d in whole milliseconds, rounded up and at least 1: Redis
+// deletes a key given an expiry of 0, and a lease must not end before it
+// was asked to. The longest Duration is under 2^44 ms, so a time computed
+// from it in a script (a double) stays an exact integer.
 func millis(d time.Duration) int64 {
 	ms := d / time.Millisecond
 	if d%time.Millisecond != 0 {
 		ms++
 	}
-	return min(max(int64(ms), 1), maxMillis)
+	return max(int64(ms), 1)
 }

@@ -1,0 +1,139 @@
+package redisstore_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemhq/idem/server"
+	"github.com/idemhq/idem/server/redisstore"
+)
+
+// Bounds of the polls that wait for Redis's clock: never an assertion on
+// elapsed time, only on what eventually happens within a generous bound.
+const (
+	pollFor   = 10 * time.Second
+	pollEvery = 20 * time.Millisecond
+)
+
+// fingerprint is the fingerprint the middleware computes for a POST of body
+// to path.
+func fingerprint(path, body string) string {
+	r := httptest.NewRequest(http.MethodPost, path, strings.NewReader(body))
+	r.Header.Set("Content-Type", "application/json")
+	return server.Fingerprint(r, []byte(body))
+}
+
+// TestTakeoverAfterCrash: a worker claims a key and dies (it never renews
+// or completes). Retries are told the key is in flight until its lease
+// lapses on Redis's clock, then one of them takes the key over and runs the
+// work, once; the dead worker's token is fenced off, and later retries are
+// replayed.
+func TestTakeoverAfterCrash(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		store := newStore(t, rdb, redisstore.Options{})
+		effects := newExecutions()
+		mw := server.Middleware(store, server.Options{SingleTenant: true})
+		url, client := serve(t, mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			effects.ran(r.Header.Get("Idempotency-Key"))
+			w.WriteHeader(http.StatusCreated)
+		})))
+		const body = `{"amount":100}`
+		key := rand.Text()
+		k := server.Key{Scope: "", Key: key}
+		dead, err := store.Claim(ctx, k, fingerprint("/", body), 300*time.Millisecond)
+		require.NoError(t, err)
+		require.True(t, dead.Acquired)
+
+		statuses := map[int]int{}
+		require.Eventually(t, func() bool {
+			s := post(t, client, url, key, body)
+			statuses[s]++
+			return s == http.StatusCreated
+		}, pollFor, pollEvery, "no retry took the key over: %v", statuses)
+		assert.Equal(t, 1, effects.of(key), "executions")
+		assert.Equal(t, http.StatusUnprocessableEntity, post(t, client, url, key, `{"amount":200}`),
+			"another body is refused")
+		require.ErrorIs(t, store.Complete(ctx, k, dead.Token, server.Response{Status: http.StatusOK}, time.Hour),
+			server.ErrLeaseLost, "the dead worker's token is fenced off")
+		assert.Equal(t, http.StatusCreated, post(t, client, url, key, body), "a later retry is replayed")
+		assert.Equal(t, 1, effects.of(key), "executions")
+	})
+}
+
+// TestResponseOverMaxResponse: an outcome over Options.MaxResponse is not
+// stored. The first request gets the handler's answer; the key is held for
+// the retention, not the lease, so a retry is told the request is in flight
+// and never runs the work again (the middleware's lease is short here, so
+// with the key merely left running the retry would take it over and run).
+func TestResponseOverMaxResponse(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		store := newStore(t, rdb, redisstore.Options{MaxResponse: 1024})
+
+		k := server.Key{Scope: "s", Key: rand.Text()}
+		c, err := store.Claim(ctx, k, "fp", time.Minute)
+		require.NoError(t, err)
+		big := server.Response{Status: http.StatusOK, Body: bytes.Repeat([]byte("x"), 1025)}
+		err = store.Complete(ctx, k, c.Token, big, time.Hour)
+		require.ErrorIs(t, err, redisstore.ErrResponseTooLarge)
+		require.ErrorIs(t, store.Complete(ctx, k, "not-"+c.Token, big, time.Hour), server.ErrLeaseLost,
+			"the fence comes first")
+
+		effects := newExecutions()
+		mw := server.Middleware(store, server.Options{SingleTenant: true, Lease: 100 * time.Millisecond, Retention: time.Hour})
+		url, client := serve(t, mw(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			effects.ran(r.Header.Get("Idempotency-Key"))
+			w.WriteHeader(http.StatusCreated)
+			w.Write(bytes.Repeat([]byte("y"), 2048))
+		})))
+		key := rand.Text()
+		before := time.Now()
+		assert.Equal(t, http.StatusCreated, post(t, client, url, key, `{}`), "the first request gets the handler's answer")
+		held, err := store.Claim(ctx, server.Key{Key: key}, fingerprint("/", `{}`), time.Minute)
+		require.NoError(t, err)
+		require.False(t, held.Acquired)
+		assert.False(t, held.Record.Completed)
+		assert.True(t, held.Record.LeaseExpires.After(before.Add(30*time.Minute)),
+			"held until about the retention (1 h), not a 100 ms lease: %v", held.Record.LeaseExpires)
+		assert.Equal(t, http.StatusConflict, post(t, client, url, key, `{}`), "a retry is told it is in flight")
+		assert.Equal(t, 1, effects.of(key), "executions")
+	})
+}
+
+// TestNotReplicated: with WaitReplicas above the replicas a server has, a
+// claim is refused and released (nothing runs; the key is free), and a
+// completion is stored but reported unconfirmed.
+func TestNotReplicated(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, rdb redis.UniversalClient) {
+		ctx := context.Background()
+		prefix := testPrefix(t, rdb)
+		waiting := newStore(t, rdb, redisstore.Options{Prefix: prefix, WaitReplicas: 5, WaitTimeout: 50 * time.Millisecond})
+		plain := newStore(t, rdb, redisstore.Options{Prefix: prefix})
+
+		k := server.Key{Scope: "s", Key: rand.Text()}
+		_, err := waiting.Claim(ctx, k, "fp", time.Minute)
+		require.ErrorIs(t, err, redisstore.ErrNotReplicated)
+		c, err := plain.Claim(ctx, k, "fp", time.Minute)
+		require.NoError(t, err)
+		require.True(t, c.Acquired, "the unconfirmed claim was released")
+		require.False(t, c.TakenOver)
+
+		resp := server.Response{Status: http.StatusCreated, Body: []byte("ok")}
+		require.ErrorIs(t, waiting.Complete(ctx, k, c.Token, resp, time.Hour), redisstore.ErrNotReplicated)
+		replay, err := plain.Claim(ctx, k, "fp", time.Minute)
+		require.NoError(t, err)
+		require.True(t, replay.Record.Completed, "the unconfirmed outcome is stored on the master")
+		assert.Equal(t, resp.Body, replay.Record.Response.Body)
+	})
+}
