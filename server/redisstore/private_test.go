@@ -1,0 +1,149 @@
+package redisstore_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemhq/idem/server"
+	"github.com/idemhq/idem/server/redisstore"
+)
+
+// privateRedis starts a redis-server of its own on a free loopback port
+// with the given extra arguments, for tests that reconfigure or fill a
+// server, and returns a client for it. The server is killed when the test
+// ends. Without a redis-server binary the test is skipped, or fails under
+// CI=true.
+func privateRedis(t *testing.T, args ...string) *redis.Client {
+	t.Helper()
+	bin, err := exec.LookPath("redis-server")
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("no redis-server on PATH and CI=true")
+		}
+		t.Skip("no redis-server on PATH")
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	port := ln.Addr().(*net.TCPAddr).Port
+	require.NoError(t, ln.Close())
+	args = append([]string{"--port", strconv.Itoa(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
+		"--dir", t.TempDir()}, args...)
+	cmd := exec.Command(bin, args...)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+	})
+	rdb := redis.NewClient(&redis.Options{Addr: fmt.Sprintf("127.0.0.1:%d", port)})
+	t.Cleanup(func() { rdb.Close() })
+	require.Eventually(t, func() bool { return rdb.Ping(context.Background()).Err() == nil },
+		10*time.Second, 20*time.Millisecond, "redis-server on port %d never answered", port)
+	return rdb
+}
+
+// TestCheck reads the eviction policy of the test targets (both run
+// noeviction) and of private servers configured otherwise.
+func TestCheck(t *testing.T) {
+	t.Run("targets", func(t *testing.T) {
+		forEachTarget(t, func(t *testing.T, rdb redis.UniversalClient) {
+			require.NoError(t, newStore(t, rdb, redisstore.Options{}).Check(context.Background()))
+		})
+	})
+	tests := []struct {
+		name    string
+		args    []string
+		evicts  bool
+		message string
+	}{
+		{"noeviction", []string{"--maxmemory-policy", "noeviction"}, false, ""},
+		{"allkeys-lru", []string{"--maxmemory-policy", "allkeys-lru"}, true, "allkeys-lru"},
+		{"volatile-ttl evicts records, which all expire", []string{"--maxmemory-policy", "volatile-ttl"}, true, "volatile-ttl"},
+		{"CONFIG disabled: cannot tell", []string{"--maxmemory-policy", "allkeys-lru", "--rename-command", "CONFIG", ""}, false, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			rdb := privateRedis(t, tt.args...)
+			err := newStore(t, rdb, redisstore.Options{}).Check(context.Background())
+			if !tt.evicts {
+				require.NoError(t, err)
+				return
+			}
+			require.ErrorIs(t, err, redisstore.ErrEvictionPolicy)
+			assert.Contains(t, err.Error(), tt.message)
+		})
+	}
+}
+
+// TestFullRedis fills a Redis with a small maxmemory (noeviction) with
+// claims until it refuses one. Then new keys are refused with ErrFull,
+// replays still work, and the outcome of a key claimed before is still
+// recorded: Complete's first write is not one Redis refuses when full.
+func TestFullRedis(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	rdb := privateRedis(t, "--maxmemory-policy", "noeviction")
+	used, err := usedMemory(ctx, rdb)
+	require.NoError(t, err)
+	require.NoError(t, rdb.ConfigSet(ctx, "maxmemory", strconv.FormatInt(used+(1<<20), 10)).Err())
+	s := newStore(t, rdb, redisstore.Options{})
+
+	running := server.Key{Scope: "s", Key: "running"}
+	c, err := s.Claim(ctx, running, "fp", time.Minute)
+	require.NoError(t, err)
+	done := server.Key{Scope: "s", Key: "done"}
+	d, err := s.Claim(ctx, done, "fp", time.Minute)
+	require.NoError(t, err)
+	require.NoError(t, s.Complete(ctx, done, d.Token, server.Response{Status: 201, Body: []byte("done")}, time.Hour))
+
+	fp := strings.Repeat("f", 1024)
+	full := false
+	for i := range 100_000 {
+		_, err := s.Claim(ctx, server.Key{Scope: "s", Key: fmt.Sprintf("fill-%d", i)}, fp, time.Minute)
+		if errors.Is(err, redisstore.ErrFull) {
+			full = true
+			break
+		}
+		require.NoError(t, err)
+	}
+	require.True(t, full, "Redis never filled up")
+
+	_, err = s.Claim(ctx, server.Key{Scope: "s", Key: "new"}, "fp", time.Minute)
+	require.ErrorIs(t, err, redisstore.ErrFull, "a new key is refused")
+	replay, err := s.Claim(ctx, done, "fp", time.Minute)
+	require.NoError(t, err, "a replay writes nothing and works")
+	assert.Equal(t, []byte("done"), replay.Record.Response.Body)
+
+	body := bytes.Repeat([]byte("b"), 64<<10)
+	require.NoError(t, s.Complete(ctx, running, c.Token, server.Response{Status: 201, Body: body}, time.Hour),
+		"the outcome of work that ran is recorded over maxmemory")
+	replay, err = s.Claim(ctx, running, "fp", time.Minute)
+	require.NoError(t, err)
+	assert.Equal(t, body, replay.Record.Response.Body)
+}
+
+func usedMemory(ctx context.Context, rdb *redis.Client) (int64, error) {
+	info, err := rdb.Info(ctx, "memory").Result()
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.SplitSeq(info, "\r\n") {
+		if v, ok := strings.CutPrefix(line, "used_memory:"); ok {
+			return strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return 0, errors.New("no used_memory in INFO memory")
+}
