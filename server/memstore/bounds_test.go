@@ -286,3 +286,18 @@ func TestBytesCoverHeap(t *testing.T) {
 	assert.GreaterOrEqual(t, s.Bytes(), held*9/10)
 	runtime.KeepAlive(s)
 }
+
+// TestCenturiesOfRetention: a record kept for centuries, past the range of
+// Unix nanoseconds, does not stop expired records from being reclaimed.
+func TestCenturiesOfRetention(t *testing.T) {
+	t.Parallel()
+	c := newClock()
+	s := memstore.New(memstore.Options{MaxKeys: 2, ScopeMaxKeys: 2, Now: c.Now})
+	tok := claim(t, s, key(0), "fp").Token
+	require.NoError(t, s.Complete(ctx, key(0), tok, ok, 290*365*24*time.Hour))
+	tok = claim(t, s, key(1), "fp").Token
+	require.NoError(t, s.Complete(ctx, key(1), tok, ok, time.Minute))
+	c.Advance(time.Hour)
+	require.True(t, claim(t, s, key(2), "fp").Acquired, "key 1 expired and made room")
+	assert.True(t, claim(t, s, key(0), "fp").Record.Completed)
+}

@@ -1,6 +1,9 @@
 package memstore
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // sweepLimit bounds the expired records one new key forgets in passing,
 // when the store has room, so no Claim pays for a long sweep. A new key
@@ -12,20 +15,29 @@ const sweepLimit = 64
 // lease or Options.Abandon set its expiry. Each record knows its index, so
 // a record whose expiry changes (renewed, completed) moves in place and a
 // forgotten one leaves at once: the heap holds exactly the records of the
-// map, and never a stale entry. It is guarded by Store.mu.
-type expiryHeap []*record
+// map, and never a stale entry. Each entry carries its record's expiry, so
+// ordering reads the heap's own array rather than the records scattered
+// over memory. It is guarded by Store.mu.
+type expiryHeap []expiring
+
+// expiring is a record in the heap, with the Unix nanoseconds of its
+// expiresAt.
+type expiring struct {
+	at int64
+	r  *record
+}
 
 // front returns the record that expires first, or nil.
 func (h expiryHeap) front() *record {
 	if len(h) == 0 {
 		return nil
 	}
-	return h[0]
+	return h[0].r
 }
 
 func (h *expiryHeap) push(r *record) {
 	r.index = len(*h)
-	*h = append(*h, r)
+	*h = append(*h, expiring{unixNano(r.expiresAt), r})
 	h.up(r.index)
 }
 
@@ -33,11 +45,11 @@ func (h *expiryHeap) push(r *record) {
 func (h *expiryHeap) remove(i int) {
 	q := *h
 	n := len(q) - 1
-	r := q[i]
+	r := q[i].r
 	if i != n {
 		q.swap(i, n)
 	}
-	q[n] = nil
+	q[n] = expiring{}
 	*h = q[:n]
 	if i != n {
 		h.fix(i)
@@ -45,18 +57,24 @@ func (h *expiryHeap) remove(i int) {
 	r.index = -1
 }
 
-// fix restores the order after the expiry of the record at index i changed.
+// update restores the order after the expiry of the record at index i
+// changed.
+func (h expiryHeap) update(i int) {
+	h[i].at = unixNano(h[i].r.expiresAt)
+	h.fix(i)
+}
+
 func (h expiryHeap) fix(i int) {
 	if !h.down(i) {
 		h.up(i)
 	}
 }
 
-func (h expiryHeap) less(i, j int) bool { return h[i].expiresAt.Before(h[j].expiresAt) }
+func (h expiryHeap) less(i, j int) bool { return h[i].at < h[j].at }
 
 func (h expiryHeap) swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
+	h[i].r.index, h[j].r.index = i, j
 }
 
 func (h expiryHeap) up(i int) {
@@ -88,6 +106,20 @@ func (h expiryHeap) down(i int) bool {
 		h.swap(i, least)
 		i = least
 	}
+}
+
+// unixNano is t in Unix nanoseconds, saturated outside the years 1678 to
+// 2262 (a retention of centuries), where UnixNano is undefined: a wrapped
+// value would put a record that never expires in front of the heap, and
+// stop every expired record behind it from being reclaimed.
+func unixNano(t time.Time) int64 {
+	switch sec := t.Unix(); {
+	case sec >= math.MaxInt64/int64(time.Second):
+		return math.MaxInt64
+	case sec <= math.MinInt64/int64(time.Second):
+		return math.MinInt64
+	}
+	return t.UnixNano()
 }
 
 // reclaim forgets the record that expires first if it has expired, and

@@ -22,7 +22,11 @@ func (s *Store) check() error {
 	if len(s.expiry) != len(s.records) {
 		return fmt.Errorf("heap holds %d records, map %d", len(s.expiry), len(s.records))
 	}
-	for i, r := range s.expiry {
+	for i, e := range s.expiry {
+		r := e.r
+		if e.at != unixNano(r.expiresAt) {
+			return fmt.Errorf("record %v at %d: heap has expiry %d, record %v", r.key, i, e.at, r.expiresAt)
+		}
 		if r.index != i {
 			return fmt.Errorf("record %v at %d says %d", r.key, i, r.index)
 		}

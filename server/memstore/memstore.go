@@ -180,7 +180,7 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 		return c, nil
 	case !r.completed && r.fingerprint == fingerprint && !now.Before(r.leaseExpires):
 		c := s.acquire(r, now, lease, true)
-		s.expiry.fix(r.index)
+		s.expiry.update(r.index)
 		return c, nil
 	}
 	return server.Claim{Record: server.Record{
@@ -220,7 +220,7 @@ func (r *record) reportedExpiry() time.Time {
 func (s *Store) Renew(ctx context.Context, k server.Key, token string, lease time.Duration) error {
 	return s.whileHeld(k, token, func(r *record, now time.Time) {
 		s.extend(r, now, lease)
-		s.expiry.fix(r.index)
+		s.expiry.update(r.index)
 	})
 }
 
@@ -233,7 +233,7 @@ func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp s
 		r.token, r.completed, r.response = "", true, resp
 		r.leaseExpires = time.Time{}
 		r.expiresAt = now.Add(retention)
-		s.expiry.fix(r.index)
+		s.expiry.update(r.index)
 		s.count(r, r.use, responseSize(resp))
 	})
 }
