@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/idemhq/idem"
@@ -44,19 +45,8 @@ func openJournal(path string, create bool) (*idem.Journal, error) {
 // states are the names --state takes, in an operation's order of life.
 var states = []string{"pending", "refused", "completed", "failed", "expired"}
 
-// stateOf names op's state. A failed operation whose answer was a
-// credential refusal (401, 403 or 407, not a replay) is "refused": the
-// server turned the request away before running it, and the journal
-// leaves it for the application to continue, not for Resume.
-func stateOf(op *idem.Operation) string {
-	if op.State == idem.Failed && op.Result != nil && !op.Result.Replayed {
-		switch op.Result.StatusCode {
-		case http.StatusUnauthorized, http.StatusForbidden, http.StatusProxyAuthRequired:
-			return "refused"
-		}
-	}
-	return op.State.String()
-}
+// stateOf names op's state, as --state takes it.
+func stateOf(op *idem.Operation) string { return op.State.String() }
 
 // errListPendingOnly is returned for a listing of finished operations,
 // which the journal's API does not offer yet.
@@ -106,6 +96,7 @@ type resumeOptions struct {
 	header      string
 	quote       bool
 	retention   time.Duration
+	timeout     time.Duration
 	concurrency int
 	prepare     func(*http.Request) error
 }
@@ -120,6 +111,7 @@ func resumeJournal(ctx context.Context, j *idem.Journal, o resumeOptions, onLast
 		Header:            o.header,
 		QuoteKey:          o.quote,
 		KeyRetention:      o.retention,
+		AttemptTimeout:    o.timeout,
 		ResumeConcurrency: o.concurrency,
 		ResumeJitter:      -1, // a person is waiting; concurrency bounds the load
 		PrepareRequest:    o.prepare,
@@ -130,7 +122,7 @@ func resumeJournal(ctx context.Context, j *idem.Journal, o resumeOptions, onLast
 		},
 	})
 	if err != nil {
-		return nil, err
+		return nil, usagef("%s", strings.TrimPrefix(err.Error(), "idem: "))
 	}
 	return c.Resume(ctx)
 }

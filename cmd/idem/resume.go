@@ -21,6 +21,7 @@ type resumeFlags struct {
 	headerName  string
 	quote       bool
 	retention   time.Duration
+	timeout     time.Duration
 }
 
 func newResumeCmd(a *app) *cobra.Command {
@@ -55,6 +56,7 @@ rate. Ctrl-C stops at once: operations without an answer stay pending.`,
 	fl.StringVar(&f.headerName, "header-name", "Idempotency-Key", "the idempotency key header's `NAME`, as the application sent it")
 	fl.BoolVar(&f.quote, "quote-key", false, `send keys as quoted Structured Field strings ("abc"), as the application did`)
 	fl.DurationVar(&f.retention, "key-retention", 24*time.Hour, "the server's key retention: older operations are not sent")
+	fl.DurationVar(&f.timeout, "attempt-timeout", 30*time.Second, "timeout of each attempt")
 	return cmd
 }
 
@@ -123,7 +125,7 @@ func (a *app) resume(ctx context.Context, f resumeFlags) error {
 		return nil
 	}
 	out, err := resumeJournal(ctx, j, resumeOptions{
-		header: f.headerName, quote: f.quote, retention: f.retention,
+		header: f.headerName, quote: f.quote, retention: f.retention, timeout: f.timeout,
 		concurrency: f.concurrency, prepare: prepare,
 	}, onLast)
 	if bar != nil {

@@ -99,4 +99,3 @@ func checkCount(ts *testscript.TestScript, neg bool, what string, got int, want 
 		ts.Fatalf("%s: %d, want %s%d", what, got, map[bool]string{true: "not ", false: ""}[neg], n)
 	}
 }
-

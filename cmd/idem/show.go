@@ -67,9 +67,9 @@ func showOperation(w io.Writer, op *idem.Operation, now time.Time) error {
 		t.row("host", op.Host)
 	}
 	t.row("state", stateOf(op))
-	t.row("created", when(now, op.CreatedAt))
-	t.row("updated", when(now, op.UpdatedAt))
-	t.row("expires", when(now, op.ExpiresAt)+" (the server's key retention: not sent after it)")
+	t.row("created", when(now, op.CreatedAt, ""))
+	t.row("updated", when(now, op.UpdatedAt, ""))
+	t.row("expires", when(now, op.ExpiresAt, "; never sent after it"))
 	if op.Attempts > 0 {
 		t.row("attempts", fmt.Sprint(op.Attempts))
 	}
@@ -108,8 +108,8 @@ func showOperation(w io.Writer, op *idem.Operation, now time.Time) error {
 	return nil
 }
 
-// when formats an instant with how far from now it is.
-func when(now, t time.Time) string {
+// when formats an instant with how far from now it is, and note.
+func when(now, t time.Time, note string) string {
 	if t.IsZero() {
 		return ""
 	}
@@ -117,7 +117,7 @@ func when(now, t time.Time) string {
 	if t.After(now) {
 		rel = "in " + shortDuration(t.Sub(now))
 	}
-	return t.Local().Format(time.RFC3339) + " (" + rel + ")"
+	return t.Local().Format(time.RFC3339) + " (" + rel + note + ")"
 }
 
 // writeHeader prints h in sorted order, one field line each.
