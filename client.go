@@ -30,7 +30,12 @@ type Client struct {
 	rt      http.RoundTripper         // Options.Transport with the attempt timeout
 }
 
-// New returns a Client configured by opts. It fails only on invalid options.
+// New returns a Client configured by opts. It fails on invalid or
+// contradictory options, with an error that names the field: a header name
+// that is no token, an unknown KeyFormat, a negative size, count or
+// duration, BaseDelay above MaxDelay, or AttemptTimeout not below
+// KeyRetention (no attempt could be sure to reach the server while it
+// keeps the key). Defaults are applied before the comparisons.
 func New(opts Options) (*Client, error) {
 	o, err := opts.withDefaults()
 	if err != nil {
@@ -66,8 +71,8 @@ func New(opts Options) (*Client, error) {
 type Response struct {
 	StatusCode int
 	Header     http.Header
-	// Body is the whole response body (or, when FromJournal and Truncated,
-	// the part the journal kept).
+	// Body is the whole response body, or, when Truncated, the part the
+	// journal kept.
 	Body []byte
 	// Key is the operation's idempotency key.
 	Key string
@@ -79,7 +84,11 @@ type Response struct {
 	// FromJournal reports that the answer came from the local journal,
 	// without the network.
 	FromJournal bool
-	Truncated   bool
+	// Truncated reports, for an answer from the journal, that the journal
+	// kept only the first Options.MaxJournalBody bytes of the body, so Body
+	// is not the whole body the server sent. It is false for an answer
+	// from the network, whose Body is always whole.
+	Truncated bool
 }
 
 // Do sends req as one idempotent operation and returns its final answer.
@@ -96,8 +105,10 @@ type Response struct {
 // Transport errors and 408, 409, 425, 429, 500, 502, 503 and 504 are
 // retried; other responses are final, as is any response the server marks
 // Idempotent-Replayed. A final 4xx is returned as a Response with a nil
-// error, except 422, which means the key was reused for a different request
-// and returns an *Error wrapping ErrKeyReused. A 401, 403 or 407 that is not
+// error, a 422 validation error included, unless the server says the key
+// was first used for a different request (see Options.IsKeyReused for the
+// signals idem recognises): that returns an *Error wrapping ErrKeyReused
+// that carries the response. A 401, 403 or 407 that is not
 // a replay is final too (Resume leaves it alone), but it is no answer to the
 // operation: the server refused the request before running it, and an
 // earlier attempt may have run. A call with the same key, once the
@@ -261,13 +272,14 @@ func (c *Client) fromJournal(op *Operation) (*Response, error) {
 		Replayed:    r.Replayed,
 		FromJournal: true,
 		Truncated:   r.Truncated,
-	})
+	}, r.KeyReused)
 }
 
-// answer returns a final response as Do's result: a 422 means the server
-// saw the key with a different request, which is ErrKeyReused.
-func (c *Client) answer(op *Operation, r *Response) (*Response, error) {
-	if r.StatusCode != http.StatusUnprocessableEntity {
+// answer returns a final response as Do's result, or, when the server
+// said the key was reused for a different request, an *Error wrapping
+// ErrKeyReused that carries the response.
+func (c *Client) answer(op *Operation, r *Response, reused bool) (*Response, error) {
+	if !reused {
 		return r, nil
 	}
 	e := op.error(ErrKeyReused, r.Attempts)
@@ -283,17 +295,18 @@ func (c *Client) answer(op *Operation, r *Response) (*Response, error) {
 // record journals a final answer: the transition for its status, lazy for
 // an answer (if it is lost, the server replays it), durable for a refusal
 // (the server stores none: lost, Resume would resend it).
-func (c *Client) record(op *Operation, cl *call, replayed bool) {
-	body, truncated := cl.body, false
+func (c *Client) record(op *Operation, r *Response, reused bool, o origin) {
+	body, truncated := r.Body, false
 	if len(body) > c.opts.MaxJournalBody {
 		body, truncated = body[:c.opts.MaxJournalBody], true
 	}
-	body = bytes.Clone(body) // the caller owns cl.body and may change it
-	h := cl.header.Clone()
+	body = bytes.Clone(body) // the caller owns r.Body and may change it
+	h := r.Header.Clone()
 	delete(h, "Set-Cookie")
-	op.Attempts = cl.attempts
-	op.Result = &Result{StatusCode: cl.status, Header: h, Body: body, Truncated: truncated, Replayed: replayed}
-	if _, err := c.advance(op, answerEvent(cl.status, replayed), cl.origin); err != nil && c.opts.Logger != nil {
+	op.Attempts = r.Attempts
+	op.Result = &Result{StatusCode: r.StatusCode, Header: h, Body: body, Truncated: truncated,
+		Replayed: r.Replayed, KeyReused: reused}
+	if _, err := c.advance(op, answerEvent(r.StatusCode, r.Replayed), o); err != nil && c.opts.Logger != nil {
 		c.opts.Logger.Warn("idem: could not journal an outcome; the operation will be resumed and replayed",
 			"key", op.Key, "error", err)
 	}

@@ -60,7 +60,7 @@ func TestDoRetryTable(t *testing.T) {
 		{"412 final", []int{412, 201}, want{status: 412, attempts: 1}},
 		{"501 final", []int{501, 201}, want{status: 501, attempts: 1}},
 		{"505 final", []int{505, 201}, want{status: 505, attempts: 1}},
-		{"422 is key reuse", []int{422, 201}, want{err: ErrKeyReused, attempts: 1}},
+		{"422 is final", []int{422, 201}, want{status: 422, attempts: 1}},
 		{"503 until exhausted", []int{503}, want{err: ErrRetriesExhausted, attempts: 5}},
 		{"retried 4xx after 5xx is final", []int{503, 404, 201}, want{status: 404, attempts: 2}},
 	}
@@ -173,15 +173,6 @@ func TestDoRejectsBadInput(t *testing.T) {
 	_, err = c.Do(post(t, s.srv.URL, `{"too":"long"}`))
 	require.ErrorIs(t, err, ErrBodyTooLarge)
 	assert.Empty(t, s.seen(), "nothing is sent")
-
-	for name, o := range map[string]Options{
-		"bad header":   {Header: "Idem Key"},
-		"bad format":   {KeyFormat: KeyFormat(7)},
-		"bad attempts": {MaxAttempts: -1},
-	} {
-		_, err := New(o)
-		assert.Error(t, err, name)
-	}
 }
 
 // TestDoRetriesTransportErrors closes the connection without an answer on

@@ -46,8 +46,11 @@
 // starts that would end after the context's deadline ([ErrDeadline]). A
 // client-wide token bucket ([BudgetOptions]) stops retry storms. A response
 // marked Idempotent-Replayed is final whatever its status: asking again
-// will not change it. 422 means the key was used for a different request
-// ([ErrKeyReused]). Attempt counts include the resends net/http makes on
+// will not change it. An answer in which the server says the key was first
+// used for a different request is [ErrKeyReused] (idem's own problem type,
+// the IETF draft's 422, Stripe's idempotency_error, or what
+// Options.IsKeyReused recognises); any other 4xx, a 422 validation error
+// included, is a final response. Attempt counts include the resends net/http makes on
 // its own on a dead keep-alive connection.
 //
 // # Journal

@@ -21,8 +21,8 @@ var (
 	ErrInvalidKey = key.ErrInvalid
 
 	// ErrKeyReused: the key was already used for a different request
-	// (method, URL or body). Found locally in the journal, or answered by
-	// the server with 422. Never retried. It is the same value as
+	// (method, URL or body). Found locally in the journal, or said by the
+	// server in its answer (see Options.IsKeyReused). Never retried. It is the same value as
 	// server.ErrKeyReused.
 	ErrKeyReused = key.ErrReused
 

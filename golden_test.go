@@ -77,7 +77,7 @@ var goldenDerived = []struct {
 func TestGoldenJournal(t *testing.T) {
 	if *writeGolden {
 		_ = os.Remove(goldenJournal)
-		j, err := OpenJournal(goldenJournal, JournalOptions{Retention: -1})
+		j, err := OpenJournal(goldenJournal, JournalOptions{PurgeAfter: -1})
 		require.NoError(t, err)
 		for _, op := range goldenOperations() {
 			if op.Name != "" {
@@ -93,7 +93,7 @@ func TestGoldenJournal(t *testing.T) {
 	b, err := os.ReadFile(goldenJournal)
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(path, b, 0o600))
-	j, err := OpenJournal(path, JournalOptions{Retention: -1})
+	j, err := OpenJournal(path, JournalOptions{PurgeAfter: -1})
 	require.NoError(t, err)
 	defer j.Close()
 	want := goldenOperations()

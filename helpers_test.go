@@ -5,6 +5,7 @@ package idem
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -14,6 +15,8 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
+
+	"github.com/idemhq/idem/internal/key"
 )
 
 // seen is one request as a test server received it.
@@ -129,7 +132,7 @@ func (s *onceServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if prev, ok := s.bodies[key]; ok && !bytes.Equal(prev, body) {
 		s.mismatch++
 		s.mu.Unlock()
-		w.WriteHeader(http.StatusUnprocessableEntity)
+		writeKeyReused(w)
 		return
 	}
 	s.bodies[key] = body
@@ -206,3 +209,11 @@ func (b *syncBuffer) String() string {
 }
 
 func stringsReader(s string) io.Reader { return bytes.NewReader([]byte(s)) }
+
+// writeKeyReused answers as the server package does when a key is reused
+// for a different request.
+func writeKeyReused(w http.ResponseWriter) {
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(http.StatusUnprocessableEntity)
+	fmt.Fprintf(w, `{"type":%q,"title":"Idempotency key reused","status":422}`, key.ReusedProblemType)
+}

@@ -27,10 +27,18 @@ type JournalOptions struct {
 	// holds the file. Default 1s. On timeout OpenJournal returns
 	// ErrJournalLocked.
 	LockTimeout time.Duration
-	// Retention is how long operations that are not pending (completed,
-	// failed, refused, expired) are kept, counted from their last update. Older ones are
-	// purged when the journal opens and by Purge. Default 7 days.
-	// Negative keeps them forever. Pending operations are never purged.
+	// PurgeAfter is how long operations that are not pending (completed,
+	// failed, refused, expired) are kept, counted from their last update.
+	// Older ones are purged when the journal opens, and by Purge. Default
+	// 7 days. Negative keeps them forever. Pending operations are never
+	// purged. It is the journal's own housekeeping, unrelated to the
+	// server's key retention (Options.KeyRetention).
+	PurgeAfter time.Duration
+
+	// Retention is the former name of PurgeAfter, used when PurgeAfter is
+	// zero.
+	//
+	// Deprecated: use PurgeAfter.
 	Retention time.Duration
 }
 
@@ -38,9 +46,13 @@ func (o JournalOptions) withDefaults() JournalOptions {
 	if o.LockTimeout <= 0 {
 		o.LockTimeout = time.Second
 	}
-	if o.Retention == 0 {
-		o.Retention = 7 * 24 * time.Hour
+	if o.PurgeAfter == 0 {
+		o.PurgeAfter = o.Retention
 	}
+	if o.PurgeAfter == 0 {
+		o.PurgeAfter = 7 * 24 * time.Hour
+	}
+	o.Retention = 0
 	return o
 }
 
@@ -133,8 +145,8 @@ func OpenJournal(path string, opts JournalOptions) (j *Journal, err error) {
 		return nil, err
 	}
 	go j.run()
-	if opts.Retention > 0 {
-		if _, err := j.Purge(opts.Retention); err != nil {
+	if opts.PurgeAfter > 0 {
+		if _, err := j.Purge(opts.PurgeAfter); err != nil {
 			j.Close()
 			return nil, err
 		}

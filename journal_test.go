@@ -276,7 +276,7 @@ func TestJournalAnswersRepeats(t *testing.T) {
 
 func TestJournalRemembersKeyReuseAnswers(t *testing.T) {
 	t.Parallel()
-	s := newScripted(t, statuses(422))
+	s := newScripted(t, func(_ int, w http.ResponseWriter, _ *http.Request) { writeKeyReused(w) })
 	c := newClient(t, Options{Journal: openJournal(t, "")})
 	for range 2 {
 		req := post(t, s.srv.URL, `{}`)
@@ -491,4 +491,37 @@ func TestJournalPurgeKeepsBindingsAwaitingTheirOperation(t *testing.T) {
 	fresh, err := c.NamedKey("payout/done")
 	require.NoError(t, err)
 	assert.NotEqual(t, done, fresh, "the purged operation's binding went with it")
+}
+
+// TestJournalPurgeAfter: finished operations older than PurgeAfter go
+// when the journal opens; the former name, Retention, still works.
+func TestJournalPurgeAfter(t *testing.T) {
+	t.Parallel()
+	for name, opts := range map[string]JournalOptions{
+		"PurgeAfter":            {PurgeAfter: time.Hour},
+		"Retention, deprecated": {Retention: time.Hour},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			path := filepath.Join(t.TempDir(), "j")
+			j := openJournal(t, path)
+			old := sampleOperation()
+			old.Key, old.UpdatedAt = "two-hours-old", time.Now().Add(-2*time.Hour)
+			recent := sampleOperation()
+			recent.Key, recent.UpdatedAt = "a-minute-old", time.Now().Add(-time.Minute)
+			for _, op := range []*Operation{old, recent} {
+				require.NoError(t, j.updateNow(op))
+			}
+			require.NoError(t, j.Close())
+			j, err := OpenJournal(path, opts)
+			require.NoError(t, err)
+			defer j.Close()
+			_, ok, err := j.Lookup(old.Key)
+			require.NoError(t, err)
+			assert.False(t, ok, "purged on opening")
+			_, ok, err = j.Lookup(recent.Key)
+			require.NoError(t, err)
+			assert.True(t, ok)
+		})
+	}
 }

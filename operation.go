@@ -88,6 +88,10 @@ type Result struct {
 	Truncated bool
 	// Replayed reports that the server answered from its own record.
 	Replayed bool
+	// KeyReused reports that the server said the key had been used for a
+	// different request (see Options.IsKeyReused): a call with the same
+	// key is answered with ErrKeyReused.
+	KeyReused bool
 }
 
 func (op *Operation) error(err error, attempts int) *Error {

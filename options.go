@@ -4,7 +4,6 @@
 package idem
 
 import (
-	"errors"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -14,6 +13,15 @@ import (
 
 // Options configures a [Client]. The zero value means the documented
 // defaults, so New(Options{}) gives a working client without a journal.
+// A negative size, count or duration is refused by New, except where a
+// field gives a negative value a meaning (ResumeJitter, Budget.Capacity).
+//
+// Three settings are called retention, and they are three things: the
+// server's key retention as the client assumes it (KeyRetention, here);
+// how long the journal keeps finished operations
+// (JournalOptions.PurgeAfter); and how long the server package keeps a
+// key's record (server.Options.Retention, the server's own setting, which
+// KeyRetention must not exceed).
 type Options struct {
 	// Journal makes operations survive a crash of this process: each is
 	// written to it before its first attempt, and Resume continues pending
@@ -52,12 +60,30 @@ type Options struct {
 	// Budget is the client-wide retry budget. Default: see BudgetOptions.
 	Budget BudgetOptions
 
-	// KeyRetention is how long the server keeps a key (Stripe: 24 hours).
+	// KeyRetention is how long the server keeps a key (Stripe: 24 hours;
+	// for a server built on the server package, its Options.Retention).
 	// A pending operation older than this is never sent again; it is marked
 	// Expired and reported, since the server may have forgotten the key.
 	// Retries stop short of it too: one that could arrive after it (its
 	// wait plus AttemptTimeout) is not sent. Default 24h.
 	KeyRetention time.Duration
+	// IsKeyReused, if set, is asked about every final answer of status 400
+	// or more that idem does not recognise as key reuse itself, and says
+	// whether it is the server saying the key was first used for a
+	// different request: for an API that signals it its own way. resp is
+	// the live answer, its whole body read. Key reuse is returned by Do as
+	// an *Error wrapping ErrKeyReused, and journaled as such
+	// (Result.KeyReused), so a later call with the key is answered the
+	// same way without the network.
+	//
+	// idem itself recognises idem's own problem type, a 422 problem
+	// document or Link header naming idempotency (the IETF draft's form),
+	// and Stripe's error type "idempotency_error" (a 400). Any other
+	// answer, a 422 validation error among them, is a Response like any
+	// other 4xx. IsKeyReused is called from the goroutine making the call
+	// and must not keep resp. Default nil.
+	IsKeyReused func(resp *Response) bool
+
 	// SecretHeaders lists headers, besides Authorization, Cookie and
 	// Proxy-Authorization, that are never written to the journal.
 	SecretHeaders []string
@@ -110,6 +136,8 @@ type Attempt struct {
 	Wait  time.Duration
 }
 
+// withDefaults returns o with its zero fields set to their defaults, or an
+// error naming the first field that is invalid or contradicts another.
 func (o Options) withDefaults() (Options, error) {
 	if o.Header == "" {
 		o.Header = "Idempotency-Key"
@@ -121,35 +149,65 @@ func (o Options) withDefaults() (Options, error) {
 	if o.KeyFormat != UUIDv7 && o.KeyFormat != ULID {
 		return o, fmt.Errorf("idem: unknown Options.KeyFormat %v", o.KeyFormat)
 	}
-	if o.MaxAttempts < 0 {
-		return o, errors.New("idem: Options.MaxAttempts is negative")
-	}
-	def := func(d *time.Duration, v time.Duration) {
-		if *d <= 0 {
-			*d = v
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{
+		{"MaxAttempts", int64(o.MaxAttempts)},
+		{"AttemptTimeout", int64(o.AttemptTimeout)},
+		{"BaseDelay", int64(o.BaseDelay)},
+		{"MaxDelay", int64(o.MaxDelay)},
+		{"MaxRetryAfter", int64(o.MaxRetryAfter)},
+		{"KeyRetention", int64(o.KeyRetention)},
+		{"MaxRequestBody", o.MaxRequestBody},
+		{"MaxResponseBody", o.MaxResponseBody},
+		{"MaxJournalBody", int64(o.MaxJournalBody)},
+		{"MaxErrorBody", int64(o.MaxErrorBody)},
+		{"ResumeConcurrency", int64(o.ResumeConcurrency)},
+		{"Budget.RetryCost", int64(o.Budget.RetryCost)},
+		{"Budget.TimeoutCost", int64(o.Budget.TimeoutCost)},
+		{"Budget.SuccessRefund", int64(o.Budget.SuccessRefund)},
+	} {
+		if f.v < 0 {
+			return o, fmt.Errorf("idem: Options.%s is negative (%v); leave it zero for the default", f.name, f.v)
 		}
 	}
+	set := func(d *time.Duration, v time.Duration) string {
+		if *d == 0 {
+			*d = v
+			return ", the default"
+		}
+		return ""
+	}
 	defInt := func(d *int, v int) {
-		if *d <= 0 {
+		if *d == 0 {
 			*d = v
 		}
 	}
 	defInt(&o.MaxAttempts, 5)
-	def(&o.AttemptTimeout, 30*time.Second)
-	def(&o.BaseDelay, 200*time.Millisecond)
-	def(&o.MaxDelay, 10*time.Second)
-	def(&o.MaxRetryAfter, 60*time.Second)
-	def(&o.KeyRetention, 24*time.Hour)
+	attemptDefault := set(&o.AttemptTimeout, 30*time.Second)
+	baseDefault := set(&o.BaseDelay, 200*time.Millisecond)
+	maxDefault := set(&o.MaxDelay, 10*time.Second)
+	set(&o.MaxRetryAfter, 60*time.Second)
+	retentionDefault := set(&o.KeyRetention, 24*time.Hour)
+	if o.BaseDelay > o.MaxDelay {
+		return o, fmt.Errorf("idem: Options.BaseDelay (%v%s) is above Options.MaxDelay (%v%s)",
+			o.BaseDelay, baseDefault, o.MaxDelay, maxDefault)
+	}
+	if o.AttemptTimeout >= o.KeyRetention {
+		return o, fmt.Errorf("idem: Options.AttemptTimeout (%v%s) is not below Options.KeyRetention (%v%s): no attempt could be sure to arrive while the server keeps the key",
+			o.AttemptTimeout, attemptDefault, o.KeyRetention, retentionDefault)
+	}
 	defInt(&o.MaxJournalBody, 64<<10)
 	defInt(&o.MaxErrorBody, 4<<10)
 	defInt(&o.ResumeConcurrency, 4)
 	if o.ResumeJitter == 0 {
 		o.ResumeJitter = 500 * time.Millisecond
 	}
-	if o.MaxRequestBody <= 0 {
+	if o.MaxRequestBody == 0 {
 		o.MaxRequestBody = 8 << 20
 	}
-	if o.MaxResponseBody <= 0 {
+	if o.MaxResponseBody == 0 {
 		o.MaxResponseBody = 16 << 20
 	}
 	o.Budget = o.Budget.withDefaults()

@@ -5,29 +5,46 @@ package idem
 
 import (
 	"fmt"
+	"net/http"
 
 	"github.com/idemhq/idem/internal/wire"
 )
 
-// recordVersion is the first byte of every encoded operation. A reader
-// refuses versions it does not know rather than guess. Version 2 added
-// Host; a record without one is still written as version 1, which every
-// release reads.
+// recordVersion is the first byte of every record this release writes.
+// A reader refuses versions it does not know rather than guess. Every
+// release reads the versions before its own:
 //
-// Versions 1 and 2 have no byte for Refused: a refusal is written as
-// Failed with its 401, 403 or 407 (not replayed), and read back as Refused.
-const recordVersion = 2
+//	version  layout
+//	1        state, key, name, method, URL, header, body, fingerprint,
+//	         created, expires, updated, attempts, result
+//	2        1, with Host after the URL
+//	3        2, with Refused a state byte of its own and the result's
+//	         KeyReused flag
+//
+// Versions 1 and 2 hold a refusal as Failed with its 401, 403 or 407 (not
+// replayed): it reads as Refused. They hold no KeyReused flag: a 422 reads
+// as key reuse if its header and body say so (see reusedBySignal).
+const recordVersion = 3
 
-// encode appends op in the journal's binary format (see internal/wire): a
-// version byte, then fields in a fixed order.
-func (op *Operation) encode(b []byte) []byte {
-	version := byte(1)
-	if op.Host != "" {
-		version = recordVersion
-	}
+// Result flags, one byte after the attempts.
+const (
+	flagResult    = 1 << iota // a Result follows
+	flagTruncated             // Result.Truncated
+	flagReplayed              // Result.Replayed
+	flagKeyReused             // Result.KeyReused, from version 3
+)
+
+// encode appends op as a record of the current version.
+func (op *Operation) encode(b []byte) []byte { return op.appendRecord(b, recordVersion) }
+
+// appendRecord appends op in the journal's binary format (see
+// internal/wire), as a record of the given version: a version byte, then
+// fields in a fixed order. Only tests write versions before the current
+// one.
+func (op *Operation) appendRecord(b []byte, version byte) []byte {
 	state := op.State
-	if state == Refused {
-		state = Failed // see recordVersion
+	if state == Refused && version < 3 {
+		state = Failed
 	}
 	b = append(b, version, byte(state))
 	b = wire.AppendString(b, op.Key)
@@ -48,12 +65,15 @@ func (op *Operation) encode(b []byte) []byte {
 		return append(b, 0)
 	}
 	r := op.Result
-	var flags byte = 1
+	var flags byte = flagResult
 	if r.Truncated {
-		flags |= 2
+		flags |= flagTruncated
 	}
 	if r.Replayed {
-		flags |= 4
+		flags |= flagReplayed
+	}
+	if r.KeyReused && version >= 3 {
+		flags |= flagKeyReused
 	}
 	b = append(b, flags)
 	b = wire.AppendUvarint(b, uint64(r.StatusCode))
@@ -61,12 +81,12 @@ func (op *Operation) encode(b []byte) []byte {
 	return wire.AppendBytes(b, r.Body)
 }
 
-// decodeOperation parses a record written by encode. It never panics and
-// never allocates more than the input's size justifies.
+// decodeOperation parses a record of any version this release reads. It
+// never panics and never allocates more than the input's size justifies.
 func decodeOperation(p []byte) (*Operation, error) {
 	d := wire.NewDecoder(p)
 	v := d.Byte()
-	if v != 1 && v != recordVersion {
+	if v < 1 || v > recordVersion {
 		if d.Err() != nil {
 			return nil, d.Err()
 		}
@@ -87,26 +107,34 @@ func decodeOperation(p []byte) (*Operation, error) {
 	op.ExpiresAt = d.Time()
 	op.UpdatedAt = d.Time()
 	op.Attempts = int(d.Uvarint(1 << 31))
-	if flags := d.Byte(); flags&1 != 0 {
+	maxFlags, maxState := byte(flagResult|flagTruncated|flagReplayed), Expired
+	if v >= 3 {
+		maxFlags, maxState = maxFlags|flagKeyReused, Refused
+	}
+	switch flags := d.Byte(); {
+	case flags > maxFlags || flags != 0 && flags&flagResult == 0:
+		d.Fail()
+	case flags != 0:
 		op.Result = &Result{
-			Truncated:  flags&2 != 0,
-			Replayed:   flags&4 != 0,
+			Truncated:  flags&flagTruncated != 0,
+			Replayed:   flags&flagReplayed != 0,
+			KeyReused:  flags&flagKeyReused != 0,
 			StatusCode: int(d.Uvarint(999)),
 			Header:     d.Header(),
 			Body:       d.Bytes(),
 		}
-		if flags > 7 {
-			d.Fail()
-		}
 	}
-	if d.End() == nil && (op.State < Pending || op.State > Expired || op.Key == "") {
+	if d.End() == nil && (op.State < Pending || op.State > maxState || op.Key == "") {
 		d.Fail()
 	}
 	if err := d.Err(); err != nil {
 		return nil, err
 	}
-	if op.State == Failed && op.Result != nil && isRefusal(op.Result.StatusCode, op.Result.Replayed) {
-		op.State = Refused // see recordVersion
+	if r := op.Result; v < 3 && r != nil {
+		if op.State == Failed && isRefusal(r.StatusCode, r.Replayed) {
+			op.State = Refused
+		}
+		r.KeyReused = r.StatusCode == http.StatusUnprocessableEntity && reusedBySignal(r.StatusCode, r.Header, r.Body)
 	}
 	return op, nil
 }

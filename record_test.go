@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/idemhq/idem/internal/key"
 	"github.com/idemhq/idem/internal/wire"
 )
 
@@ -86,22 +87,24 @@ func TestRecordDecodeRefusesDamage(t *testing.T) {
 	}
 }
 
-// TestRecordVersions: a record without a Host override is written in
-// version 1, the format releases before Host read, so a journal still
-// opens after going back to one; with a Host it is version 2, which is
+// TestRecordVersions: this release writes version 3 and reads the
+// versions earlier releases wrote: version 1, and version 2, which is
 // version 1 with Host after the URL.
 func TestRecordVersions(t *testing.T) {
 	t.Parallel()
 	op := sampleOperation()
 	op.Header = http.Header{"Content-Type": {"application/json"}} // one header: one byte order
-	v1 := op.encode(nil)
+	require.Equal(t, byte(recordVersion), op.encode(nil)[0])
+
+	v1 := op.appendRecord(nil, 1)
 	require.Equal(t, byte(1), v1[0])
 	got, err := decodeOperation(v1)
 	require.NoError(t, err)
 	assert.Empty(t, got.Host)
+	assert.Equal(t, op.Body, got.Body)
 
 	op.Host = "payments.internal"
-	v2 := op.encode(nil)
+	v2 := op.appendRecord(nil, 2)
 	require.Equal(t, byte(2), v2[0])
 	head := wire.AppendString(wire.AppendString(wire.AppendString(wire.AppendString([]byte{byte(op.State)}, op.Key), op.Name), op.Method), op.URL)
 	want := append(append(append([]byte{2}, head...), wire.AppendString(nil, op.Host)...), v1[1+len(head):]...)
@@ -109,6 +112,44 @@ func TestRecordVersions(t *testing.T) {
 	got, err = decodeOperation(v2)
 	require.NoError(t, err)
 	assert.Equal(t, "payments.internal", got.Host)
+
+	for _, version := range []byte{1, 2, 3} {
+		got, err := decodeOperation(op.appendRecord(nil, version))
+		require.NoError(t, err)
+		assert.Equal(t, op.Result, got.Result, "version %d", version)
+	}
+}
+
+// TestRecordKeyReuse: version 3 records whether the server said the key
+// was reused; a 422 in an older record reads as key reuse only if its
+// header and body say so.
+func TestRecordKeyReuse(t *testing.T) {
+	t.Parallel()
+	op := sampleOperation()
+	op.State = Failed
+	op.Result = &Result{StatusCode: 400, KeyReused: true}
+	got, err := decodeOperation(op.encode(nil))
+	require.NoError(t, err)
+	assert.True(t, got.Result.KeyReused)
+
+	problem := http.Header{"Content-Type": {"application/problem+json"}}
+	cases := []struct {
+		name   string
+		result Result
+		want   bool
+	}{
+		{"idem's problem type", Result{StatusCode: 422, Header: problem, Body: []byte(`{"type":"` + key.ReusedProblemType + `"}`)}, true},
+		{"validation error", Result{StatusCode: 422, Header: problem, Body: []byte(`{"title":"Validation failed"}`)}, false},
+		{"no body", Result{StatusCode: 422}, false},
+		{"not a 422", Result{StatusCode: 400, Header: problem, Body: []byte(`{"type":"` + key.ReusedProblemType + `"}`)}, false},
+	}
+	for _, tc := range cases {
+		r := tc.result
+		op.Result = &r
+		got, err := decodeOperation(op.appendRecord(nil, 2))
+		require.NoError(t, err)
+		assert.Equal(t, tc.want, got.Result.KeyReused, tc.name)
+	}
 }
 
 func FuzzDecodeOperation(f *testing.F) {
@@ -117,6 +158,8 @@ func FuzzDecodeOperation(f *testing.F) {
 	pending.State, pending.Result = Pending, nil
 	f.Add(pending.encode(nil))
 	f.Add([]byte{1, 1, 0})
+	f.Add(pending.appendRecord(nil, 1))
+	f.Add(sampleOperation().appendRecord(nil, 2))
 	f.Fuzz(func(t *testing.T, in []byte) {
 		op, err := decodeOperation(in)
 		if err != nil {

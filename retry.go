@@ -432,19 +432,19 @@ func (cl *call) finish(resp *http.Response, err error) (*Response, error) {
 		}
 		return nil, e
 	}
-	replayed := isReplayed(resp.Header)
-	if c.journal != nil {
-		c.record(op, cl, replayed)
-	}
 	cl.resp = Response{
 		StatusCode: cl.status,
 		Header:     cl.header,
 		Body:       cl.body,
 		Key:        op.Key,
 		Attempts:   cl.attempts,
-		Replayed:   replayed,
+		Replayed:   isReplayed(resp.Header),
 	}
-	return c.answer(op, &cl.resp)
+	reused := c.keyReused(&cl.resp)
+	if c.journal != nil {
+		c.record(op, &cl.resp, reused, cl.origin)
+	}
+	return c.answer(op, &cl.resp, reused)
 }
 
 // isRetryableStatus reports the statuses worth another attempt: the

@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+
+	"github.com/idemhq/idem/internal/key"
 )
 
 // Transport returns an http.RoundTripper that sends POST and PATCH
@@ -21,6 +23,12 @@ import (
 // A final answer, or the last response of an operation that ran out of
 // retries, budget or time (a 503, say), is returned as an *http.Response
 // with a nil error, never both; Idempotent-Replayed tells a replay apart.
+// So is the server's answer that the key was reused for a different
+// request (Do's ErrKeyReused). The response's Request is a clone of the
+// request with the key header set as it was sent, minted or not, so the
+// caller can learn the operation's key:
+// idem.ParseKey(resp.Request.Header.Get("Idempotency-Key")) (or the
+// header Options.Header names).
 // Any other failure returns the *Error, even if a status had arrived: a
 // body over Options.MaxResponseBody, a context that ended while the body
 // was read. The operation stays pending in the journal whenever Do would
@@ -76,7 +84,7 @@ func (t roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if err != nil {
 		var e *Error
 		if errors.As(err, &e) && e.StatusCode != 0 && lastResponseIsAnswer(err) && !e.partial {
-			return httpResponse(req, e.StatusCode, e.Header, e.whole), nil
+			return httpResponse(c.sentRequest(req, e.Key), e.StatusCode, e.Header, e.whole), nil
 		}
 		return nil, err
 	}
@@ -88,12 +96,24 @@ func (t roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 		e.StatusCode, e.Header, e.Body = resp.StatusCode, resp.Header, c.errorBody(resp.Body)
 		return nil, e
 	}
-	return httpResponse(req, resp.StatusCode, resp.Header, resp.Body), nil
+	return httpResponse(c.sentRequest(req, resp.Key), resp.StatusCode, resp.Header, resp.Body), nil
+}
+
+// sentRequest returns a clone of req carrying the key header as the
+// operation sent it, for the response's Request field.
+func (c *Client) sentRequest(req *http.Request, k string) *http.Request {
+	sent := req.Clone(req.Context())
+	if c.opts.QuoteKey {
+		k = key.Quote(k)
+	}
+	sent.Header.Set(c.opts.Header, k)
+	return sent
 }
 
 // lastResponseIsAnswer reports whether an operation that ended in err
 // ended on a whole response the caller may have: retries, budget or time
-// ran out after a retryable status, or the server refused the key (422).
+// ran out after a retryable status, or the server said the key was
+// reused.
 // A body over the limit, a cancelled context or a failed hook are errors,
 // even when a status had arrived.
 func lastResponseIsAnswer(err error) bool {

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -14,6 +15,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/idemhq/idem/internal/key"
 )
 
 // TestTransportForSDKs: an *http.Client built on net/http gets keys,
@@ -221,12 +224,13 @@ func TestTransportPassesOnWholeBodies(t *testing.T) {
 	_, err = post() // answered from the journal, which kept 5000 bytes
 	require.ErrorIs(t, err, ErrBodyTooLarge)
 
-	// The same for a 422, which Do returns as an error.
-	reused := newScripted(t, func(int, http.ResponseWriter, *http.Request) {})
-	reused.reply = func(_ int, w http.ResponseWriter, _ *http.Request) {
+	// The same for the server's answer that the key was reused, which Do
+	// returns as an error.
+	reused := newScripted(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/problem+json")
 		w.WriteHeader(422)
-		io.WriteString(w, big)
-	}
+		fmt.Fprintf(w, `{"type":%q,"detail":%q}`, key.ReusedProblemType, big)
+	})
 	send422 := func() (*http.Response, error) {
 		req, err := http.NewRequest(http.MethodPost, reused.srv.URL, strings.NewReader(`{}`))
 		require.NoError(t, err)
@@ -237,7 +241,47 @@ func TestTransportPassesOnWholeBodies(t *testing.T) {
 	require.NoError(t, err)
 	b, _ = io.ReadAll(resp.Body)
 	resp.Body.Close()
-	assert.Len(t, b, len(big))
+	assert.Greater(t, len(b), len(big))
 	_, err = send422()
 	require.Error(t, err, "a 422 the journal kept only part of is not passed off as whole")
+}
+
+// TestResponseRequestCarriesTheKey: through HTTPClient the caller learns
+// the operation's key from resp.Request, as it was sent: minted, the
+// caller's own, or quoted by option. The caller's request is unchanged.
+func TestResponseRequestCarriesTheKey(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(503, 201))
+	cases := []struct {
+		name   string
+		opts   Options
+		header string // the caller's key header, if any
+		want   func(t *testing.T, sent string)
+	}{
+		{"minted", Options{}, "", func(t *testing.T, sent string) { require.NoError(t, ValidateKey(sent)) }},
+		{"the caller's", Options{}, "order-9", func(t *testing.T, sent string) { assert.Equal(t, "order-9", sent) }},
+		{"quoted", Options{QuoteKey: true}, "order-9", func(t *testing.T, sent string) { assert.Equal(t, `"order-9"`, sent) }},
+		{"another header", Options{Header: "X-Request-Id"}, "", func(t *testing.T, sent string) { require.NoError(t, ValidateKey(sent)) }},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			c := newClient(t, quickOptions(tc.opts))
+			before := len(s.seen())
+			req, err := http.NewRequest(http.MethodPost, s.srv.URL, strings.NewReader(`{}`))
+			require.NoError(t, err)
+			if tc.header != "" {
+				req.Header.Set(c.opts.Header, tc.header)
+			}
+			resp, err := c.HTTPClient().Do(req)
+			require.NoError(t, err)
+			resp.Body.Close()
+			sent := resp.Request.Header.Get(c.opts.Header)
+			tc.want(t, sent)
+			for _, r := range s.seen()[before:] {
+				assert.Equal(t, sent, r.Header.Get(c.opts.Header), "the key the server saw")
+			}
+			assert.Equal(t, tc.header, req.Header.Get(c.opts.Header), "the caller's request is unchanged")
+			assert.Equal(t, req.URL.String(), resp.Request.URL.String())
+		})
+	}
 }

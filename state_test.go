@@ -155,8 +155,9 @@ func TestAnswerEvent(t *testing.T) {
 }
 
 // TestOlderRecordsOfRefusalsReadAsRefused: records before Refused had a
-// byte of its own hold a refusal as Failed with its status; they read as
-// Refused, and a replayed 401 or another 4xx stays Failed.
+// byte of its own (versions 1 and 2) hold a refusal as Failed with its
+// status; they read as Refused, and a replayed 401 or another 4xx stays
+// Failed. Version 3 writes Refused as it is.
 func TestOlderRecordsOfRefusalsReadAsRefused(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -174,10 +175,19 @@ func TestOlderRecordsOfRefusalsReadAsRefused(t *testing.T) {
 		op := sampleOperation()
 		op.State = Failed
 		op.Result = &Result{StatusCode: tc.status, Replayed: tc.replayed}
-		enc := op.encode(nil)
-		require.Equal(t, byte(Failed), enc[1], "written as the earlier releases wrote it")
-		got, err := decodeOperation(enc)
-		require.NoError(t, err)
-		assert.Equal(t, tc.want, got.State, "%d replayed=%v", tc.status, tc.replayed)
+		for _, version := range []byte{1, 2} {
+			enc := op.appendRecord(nil, version)
+			require.Equal(t, byte(Failed), enc[1], "written as the earlier releases wrote it")
+			got, err := decodeOperation(enc)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, got.State, "version %d: %d replayed=%v", version, tc.status, tc.replayed)
+		}
 	}
+	op := sampleOperation()
+	op.State, op.Result = Refused, &Result{StatusCode: http.StatusUnauthorized}
+	enc := op.encode(nil)
+	require.Equal(t, []byte{recordVersion, byte(Refused)}, enc[:2])
+	got, err := decodeOperation(enc)
+	require.NoError(t, err)
+	assert.Equal(t, Refused, got.State)
 }
