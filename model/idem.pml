@@ -1,0 +1,108 @@
+/*
+ * idem's protocol, client and server, for the spin model checker.
+ *
+ * One journaled operation of a client process (scope 0) and one request of
+ * another client with the same Idempotency-Key: either in scope 1 with the
+ * same body, which must never get scope 0's answer, or in scope 0 with
+ * another body, which must get 422 or run on its own. A bounded network
+ * loses, duplicates and reorders requests and loses answers. Two server
+ * workers run one of three designs (-DDESIGN=...):
+ *
+ *   LEASE     a claim row with a lease; the work runs outside the store and
+ *             its outcome is stored by a fenced Complete (memstore, pgstore);
+ *   LEASE_TX  the same claim, the work in a database transaction that
+ *             commits with the fenced outcome (pgstore, Transactional);
+ *   ADVISORY  no claim row: one transaction takes pg_try_advisory_xact_lock
+ *             on (scope, key), looks the record up in its next statement,
+ *             runs the work and inserts the record (the design evaluated
+ *             for pgstore's transactional mode).
+ *
+ * At most MAXF faults in one run: a request lost or duplicated, an answer
+ * lost, a client crash, a worker crash, a database restart (open
+ * transactions and advisory locks gone, asynchronous commits lost), a
+ * worker paused past its lease, a spurious client timeout, a refusal for
+ * want of credentials.
+ *
+ * README.md maps every process and variable to the Go code.
+ */
+
+#include "config.pml"
+
+/* ---- time: the retention of the operation's key --------------------- */
+/* 0: within retention; 1: within the client's margin, it sends nothing
+ * more; 2: past the server's retention, which may forget the record. */
+byte phase;
+
+/* ---- the client's journal (journal.go, record.go) ------------------ */
+#define NONE      0
+#define PENDING   1
+#define REFUSED   2
+#define COMPLETED 3
+#define FAILED    4
+#define EXPIRED   5
+byte js;        /* the journal as the process sees it, lazy writes included */
+byte jd;        /* the journal on disk: what a crash leaves */
+byte cs;        /* the call in progress, in memory only (client.pml) */
+bit  started;   /* the caller has called Do */
+bit  sent;      /* an attempt has left */
+
+/* ---- the server's records (server/store.go Record; pgstore's table) -- */
+#define R_NONE    0
+#define R_RUNNING 1
+#define R_DONE    2
+byte rst[NS], rtok[NS], rsc[NS];  /* state, token (= the execution), scope */
+bit  rfp[NS], rlap[NS];           /* fingerprint, lease lapsed */
+byte dst[NS], dtok[NS], dsc[NS];  /* the same, as durably committed */
+bit  dfp[NS], dlap[NS];
+byte ntok;                        /* tokens handed out */
+byte lock[NS];                    /* ADVISORY: 1 + the worker holding the lock */
+
+/* ---- the workers ---------------------------------------------------- */
+byte wsrc[NW];   /* 1 + source of the request being served, 0 when idle */
+byte wkey[NW];   /* the record it maps to */
+byte wtok[NW];   /* the lease token it holds, 0 for none */
+bit  txa[NW];    /* its database transaction is open */
+bit  kill[NW];   /* a crash is on its way */
+
+/* ---- what the properties count --------------------------------------- */
+byte commits[NS];    /* outcomes committed (with the effect, in a transaction) */
+byte committed[NS];  /* the execution whose outcome committed */
+byte ext[NS];        /* calls made outside the transaction */
+byte nf;             /* faults so far */
+bit  calm;           /* no more faults from here on (liveness runs) */
+
+#define CAN_FAULT (nf < MAXF && !calm)
+#define EXPIRED_REC(k) (rst[k] == R_DONE && rsc[k] == 0 && phase == 2)
+#define DONE_LIVE(k) (rst[k] == R_DONE && !EXPIRED_REC(k))
+
+/* A durable commit flushes the whole WAL before it (pgstore/doc.go,
+ * Durability): every asynchronous commit becomes durable with it. */
+#define SYNC(k) dst[k] = rst[k]; dtok[k] = rtok[k]; dsc[k] = rsc[k]; dfp[k] = rfp[k]; dlap[k] = rlap[k]
+#define SYNC_ALL SYNC(0); SYNC(1)
+#define UNSYNCED(k) (dst[k] != rst[k] || dtok[k] != rtok[k] || dsc[k] != rsc[k] || dfp[k] != rfp[k])
+
+/* P1: the outcome of one (scope, key), and in a transaction its effect,
+ * commits at most once. */
+#define COMMIT(k, t) assert(commits[k] == 0); commits[k]++; committed[k] = t
+
+#include "network.pml"
+#include "client.pml"
+#if DESIGN == ADVISORY
+#include "advisory.pml"
+#else
+#include "lease.pml"
+#endif
+#include "env.pml"
+#include "properties.pml"
+
+init {
+	atomic {
+		run Client();
+#ifndef NO_OTHER
+		run Other();
+#endif
+		run Worker(0);
+		run Worker(1);
+		run Env()
+	}
+}

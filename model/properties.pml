@@ -1,0 +1,23 @@
+/*
+ * The properties. P1, P3, P4 and P5 are assertions in the processes:
+ *
+ *   P1 (COMMIT, idem.pml)   the outcome of one (scope, key), and in a
+ *                           transaction its effect, commits at most once;
+ *   P3 (client.pml)         an answer is the answer of the execution that
+ *                           committed, for the same request (fingerprint);
+ *   P4 (client.pml)         an answer never crosses scopes;
+ *   P5 (lease.pml,          one holder at a time: a claim never takes a
+ *       advisory.pml)       key another worker holds; a lock holder never
+ *                           runs the handler for a key already answered.
+ *
+ * P2 is the LTL formula below, checked under weak fairness: an operation
+ * that was sent ends, on disk, completed, failed, refused or expired.
+ *
+ * LIMIT (-DLIMIT -DOUTSIDE) asserts that the handler's call outside the
+ * transaction is made at most once; it does not hold, and check.sh keeps
+ * the counterexample.
+ */
+
+#define TERM (jd == COMPLETED || jd == FAILED || jd == REFUSED || jd == EXPIRED)
+
+ltl no_op_lost { [] (sent -> <> [] TERM) }
