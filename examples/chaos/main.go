@@ -14,15 +14,32 @@
 // replayed) fails too: it would prove less than it claims. Every wait is
 // bounded: a child that hangs is killed and the run fails.
 //
+// Each run charges under a scope of its own, chaos-<seed>-<run ID> (the
+// run ID is random), and is checked against that scope's records only, so
+// runs with the same -seed against the same database never count each
+// other's charges. A charge in the run's scope that the run did not ask
+// for fails the run and is reported.
+//
+// With -restart-postgres the harness restarts, once and mid-run, the
+// PostgreSQL server -database points at, and no other: it must run on this
+// machine, and the harness finds its data directory with SQL and restarts
+// it with pg_ctlcluster (a Debian cluster) or pg_ctl, as the directory's
+// owner. When it cannot (a remote host, a container, a pooler, no
+// permission) it refuses before the run starts; -restart-cmd then names a
+// shell command that restarts the server. After the restart the harness
+// checks that the server's start time changed.
+//
 //	go run ./examples/chaos -ops 2000 -kills 5
 //	go run ./examples/chaos -ops 2000 -kills 5 -database $IDEM_TEST_DATABASE -restart-postgres
+//	go run ./examples/chaos -database $DSN -restart-cmd 'sudo systemctl restart postgresql'
 package main
 
 import (
 	"context"
+	"crypto/rand"
 	"flag"
 	"fmt"
-	"math/rand/v2"
+	mrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
@@ -42,7 +59,9 @@ type options struct {
 	ops, kills, conc  int
 	database          string
 	restartPostgres   bool
+	restartCmd        string
 	seed              uint64
+	runID             string
 	drop, reset, fail float64
 }
 
@@ -52,8 +71,10 @@ func main() {
 	flag.IntVar(&o.kills, "kills", 5, "times to kill the client with SIGKILL")
 	flag.IntVar(&o.conc, "c", 8, "operations the client keeps in flight")
 	flag.StringVar(&o.database, "database", "", "PostgreSQL DSN; empty keeps the service in memory")
-	flag.BoolVar(&o.restartPostgres, "restart-postgres", false, "restart the local PostgreSQL once, mid-run (needs -database)")
+	flag.BoolVar(&o.restartPostgres, "restart-postgres", false, "restart the PostgreSQL server -database names, once, mid-run")
+	flag.StringVar(&o.restartCmd, "restart-cmd", "", "shell command that restarts the database (implies -restart-postgres)")
 	flag.Uint64Var(&o.seed, "seed", 0, "seed for faults and kill times (0: from the clock)")
+	flag.StringVar(&o.runID, "run-id", "", "the run's ID in its scope chaos-<seed>-<run ID> (default random); a scope that holds charges already is refused")
 	flag.Float64Var(&o.drop, "drop", 0.10, "share of answers dropped after the service charged")
 	flag.Float64Var(&o.reset, "reset", 0.05, "share of connections reset before forwarding")
 	flag.Float64Var(&o.fail, "503", 0.05, "share of requests answered 503 by the proxy")
@@ -73,8 +94,9 @@ func main() {
 	if o.seed == 0 {
 		o.seed = uint64(time.Now().UnixNano())
 	}
+	o.restartPostgres = o.restartPostgres || o.restartCmd != ""
 	if o.restartPostgres && o.database == "" {
-		fail("-restart-postgres needs -database")
+		fail("-restart-postgres and -restart-cmd need -database")
 	}
 	ok, err := harness(o)
 	if err != nil {
@@ -92,16 +114,22 @@ func fail(msg string) {
 
 func harness(o options) (bool, error) {
 	ctx := context.Background()
-	rng := rand.New(rand.NewPCG(o.seed, 7))
+	rng := mrand.New(mrand.NewPCG(o.seed, 7))
 	cfg := charges.Config{Delay: time.Millisecond, Lease: 3 * time.Second, Wait: time.Second}
-	store := "memory"
-	if o.database != "" {
-		pool, err := pgxpool.New(ctx, o.database)
-		if err != nil {
-			return false, err
-		}
+	store, pool, err := withStore(ctx, &cfg, o.database, o.conc)
+	if err != nil {
+		return false, err
+	}
+	if pool != nil {
 		defer pool.Close()
-		cfg.Pool, store = pool, "PostgreSQL"
+	}
+	var rs restart
+	if o.restartPostgres {
+		if o.restartCmd != "" {
+			rs = shellRestart(o.restartCmd)
+		} else if rs, err = planRestart(ctx, pool, o.database, thisMachine()); err != nil {
+			return false, fmt.Errorf("-restart-postgres: %v", err)
+		}
 	}
 	svc, err := charges.New(ctx, cfg)
 	if err != nil {
@@ -125,8 +153,21 @@ func harness(o options) (bool, error) {
 		return false, err
 	}
 	defer os.RemoveAll(dir)
-	client := fmt.Sprintf("chaos-%d", o.seed)
-	fmt.Printf("chaos: %d operations, %d kills, store %s, seed %d\n", o.ops, o.kills, store, o.seed)
+	// The run's own scope: another run's charges, with this seed or
+	// another, are never counted as this one's.
+	if o.runID == "" {
+		o.runID = rand.Text()[:8]
+	}
+	client := fmt.Sprintf("chaos-%d-%s", o.seed, o.runID)
+	if cs, err := svc.Charges(ctx, client); err != nil {
+		return false, err
+	} else if len(cs) > 0 {
+		return false, fmt.Errorf("the scope %s already holds %d charges this run did not write", client, len(cs))
+	}
+	fmt.Printf("chaos: %d operations, %d kills, store %s, seed %d, scope %s\n", o.ops, o.kills, store, o.seed, client)
+	if o.restartPostgres {
+		fmt.Printf("chaos: will restart %s: %s\n", rs.what, strings.Join(rs.argv, " "))
+	}
 
 	self, err := os.Executable()
 	if err != nil {
@@ -148,19 +189,29 @@ func harness(o options) (bool, error) {
 	// fails, rather than hold up whoever runs it.
 	deadline := time.Now().Add(15 * time.Minute)
 	var restarted chan error
+	// restartDuring restarts the database while child i runs, if child i
+	// is the one in the middle of the run (with no kills, the last one).
+	restartDuring := func(i int) {
+		if !o.restartPostgres || i != o.kills/2 {
+			return
+		}
+		restarted = make(chan error, 1)
+		go func() {
+			time.Sleep(100 * time.Millisecond)
+			away, err := rs.run(ctx, pool)
+			if err == nil {
+				fmt.Printf("chaos: PostgreSQL restarted mid-run (back in %v)\n", away.Round(time.Millisecond))
+			}
+			restarted <- err
+		}()
+	}
 	kills := 0
 	for i := range o.kills {
 		cmd, done, err := start()
 		if err != nil {
 			return false, err
 		}
-		if o.restartPostgres && i == o.kills/2 {
-			restarted = make(chan error, 1)
-			go func() {
-				time.Sleep(100 * time.Millisecond)
-				restarted <- restartPostgres()
-			}()
-		}
+		restartDuring(i)
 		// Kill it once it has sent a random number of further requests,
 		// so every kill lands mid-run, whatever the machine's speed.
 		target := proxy.By(client) + 1 + int64(rng.IntN(max(1, o.ops/(o.kills+1))))
@@ -189,16 +240,11 @@ func harness(o options) (bool, error) {
 			}
 		}
 	}
-	if restarted != nil {
-		if err := <-restarted; err != nil {
-			return false, fmt.Errorf("restarting PostgreSQL: %v", err)
-		}
-		fmt.Println("chaos: PostgreSQL was restarted mid-run")
-	}
 	last, done, err := start()
 	if err != nil {
 		return false, err
 	}
+	restartDuring(o.kills)
 	select {
 	case err := <-done:
 		if err != nil {
@@ -209,22 +255,18 @@ func harness(o options) (bool, error) {
 		<-done
 		return false, fmt.Errorf("the last client did not finish by the deadline")
 	}
+	if restarted != nil {
+		if err := <-restarted; err != nil {
+			return false, fmt.Errorf("restarting PostgreSQL: %v", err)
+		}
+	}
 
 	cs, err := svc.Charges(ctx, client)
 	if err != nil {
 		return false, err
 	}
-	refs := make(map[string]int)
-	for _, c := range cs {
-		refs[c.Ref]++
-	}
-	executed := 0
-	for i := range o.ops {
-		if refs[fmt.Sprintf("op-%d", i)] > 0 {
-			executed++
-		}
-	}
-	duplicates, lost := len(cs)-len(refs), o.ops-executed
+	executed, duplicates, foreign := tally(cs, o.ops)
+	lost := o.ops - executed
 	st := proxy.Stats()
 	fmt.Printf("chaos: proxy saw %d requests: %d reset, %d answered 503, %d answers dropped after the charge\n",
 		st.Requests, st.Resets, st.Unavailable, st.Dropped)
@@ -240,21 +282,52 @@ func harness(o options) (bool, error) {
 	for _, m := range missing {
 		fmt.Println("chaos:", m)
 	}
+	if foreign > 0 {
+		fmt.Printf("chaos: the scope %s holds %d charges that are not this run's operations\n", client, foreign)
+	}
 	fmt.Printf("operations=%d executed=%d duplicates=%d lost=%d kills=%d attempts=%d replays=%d\n",
 		o.ops, executed, duplicates, lost, kills, proxy.By(client), st.Replayed)
-	return executed == o.ops && duplicates == 0 && lost == 0 && len(refs) == o.ops && len(missing) == 0, nil
+	return executed == o.ops && duplicates == 0 && lost == 0 && foreign == 0 && len(missing) == 0, nil
 }
 
-func restartPostgres() error {
-	versions, err := os.ReadDir("/etc/postgresql")
-	if err != nil || len(versions) == 0 {
-		return fmt.Errorf("no cluster under /etc/postgresql: %v", err)
+// tally sorts a run's charges: executed counts the batch's operations
+// charged at least once, duplicates the extra charges of those, foreign
+// every charge that is none of the batch's operations (op-0 to op-<ops-1>),
+// which the run did not write.
+func tally(cs []charges.Charge, ops int) (executed, duplicates, foreign int) {
+	refs := make(map[string]int)
+	for _, c := range cs {
+		refs[c.Ref]++
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, "pg_ctlcluster", "--skip-systemctl-redirect", versions[0].Name(), "main", "restart").CombinedOutput()
+	for i := range ops {
+		if n := refs[fmt.Sprintf("op-%d", i)]; n > 0 {
+			executed++
+			duplicates += n - 1
+		}
+	}
+	return executed, duplicates, len(cs) - executed - duplicates
+}
+
+// withStore points cfg at the store -database names (PostgreSQL for a
+// DSN, memory otherwise) and returns its name and the pool, nil in
+// memory, for the caller to close.
+func withStore(ctx context.Context, cfg *charges.Config, database string, conc int) (string, *pgxpool.Pool, error) {
+	if database == "" {
+		return "memory", nil, nil
+	}
+	pc, err := pgxpool.ParseConfig(database)
 	if err != nil {
-		return fmt.Errorf("%v: %s", err, strings.TrimSpace(string(out)))
+		return "", nil, err
 	}
-	return nil
+	// In transactional mode each of the conc requests in flight holds a
+	// connection for its transaction while its claim, lease renewals and
+	// release need others (see server/pgstore's Transactional mode);
+	// the harness's own queries take one more.
+	pc.MaxConns = int32(2*conc + 4)
+	pool, err := pgxpool.NewWithConfig(ctx, pc)
+	if err != nil {
+		return "", nil, err
+	}
+	cfg.Pool = pool
+	return fmt.Sprintf("PostgreSQL, pool of %d", pc.MaxConns), pool, nil
 }
