@@ -97,7 +97,7 @@ end:
 			atomic {
 				if
 				:: txa[w] && !PK_CONFLICT(k) ->
-					ntok++; t = ntok;
+					ntok[k]++; t = ntok[k];
 					rst[k] = R_DONE; rtok[k] = t; rsc[k] = s; rfp[k] = fp; rlap[k] = 0;
 					COMMIT(k, t); SYNC_ALL;
 					c = A200; sc = s; rf = fp; e = t;

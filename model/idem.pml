@@ -54,7 +54,7 @@ byte rst[NS], rtok[NS], rsc[NS];  /* state, token (= the execution), scope */
 bit  rfp[NS], rlap[NS];           /* fingerprint, lease lapsed */
 byte dst[NS], dtok[NS], dsc[NS];  /* the same, as durably committed */
 bit  dfp[NS], dlap[NS];
-byte ntok;                        /* tokens handed out */
+byte ntok[NS];                    /* tokens handed out, per key */
 byte lock[NS];                    /* ADVISORY: 1 + the worker holding the lock */
 
 /* ---- the workers ---------------------------------------------------- */

@@ -42,7 +42,7 @@ inline acquire() {
 #ifndef NO_P5
 	assert(!HOLDS(1 - w, k));   /* P5: one holder at a time */
 #endif
-	ntok++; t = ntok; wtok[w] = t;
+	ntok[k]++; t = ntok[k]; wtok[w] = t;
 	if
 	:: rst[k] == R_RUNNING -> printf("worker %d: takes the key over from token %d (its lease lapsed): token %d\n", w, rtok[k], t)
 	:: else -> printf("worker %d: claims the key: token %d\n", w, t)

@@ -82,8 +82,8 @@
 
 	case 15: // STATE 25
 		;
-		now.lock[1] = trpt->bup.ovals[8];
-		now.lock[0] = trpt->bup.ovals[7];
+		lock[1] = trpt->bup.ovals[8];
+		lock[0] = trpt->bup.ovals[7];
 		now.txa[1] = trpt->bup.ovals[6];
 		now.txa[0] = trpt->bup.ovals[5];
 		now.rlap[1] = trpt->bup.ovals[4];
@@ -97,8 +97,8 @@
 
 	case 16: // STATE 25
 		;
-		now.lock[1] = trpt->bup.ovals[3];
-		now.lock[0] = trpt->bup.ovals[2];
+		lock[1] = trpt->bup.ovals[3];
+		lock[0] = trpt->bup.ovals[2];
 		now.txa[1] = trpt->bup.ovals[1];
 		now.txa[0] = trpt->bup.ovals[0];
 		;
@@ -107,8 +107,8 @@
 
 	case 17: // STATE 25
 		;
-		now.lock[1] = trpt->bup.ovals[3];
-		now.lock[0] = trpt->bup.ovals[2];
+		lock[1] = trpt->bup.ovals[3];
+		lock[0] = trpt->bup.ovals[2];
 		now.txa[1] = trpt->bup.ovals[1];
 		now.txa[0] = trpt->bup.ovals[0];
 		;
@@ -212,8 +212,126 @@
 		;
 		ungrab_ints(trpt->bup.ovals, 7);
 		goto R999;
+;
+		;
+		;
+		;
+		
+	case 34: // STATE 173
+		;
+		((P2 *)_this)->acq = trpt->bup.ovals[15];
+		((P2 *)_this)->lost = trpt->bup.ovals[14];
+		((P2 *)_this)->rf = trpt->bup.ovals[13];
+		((P2 *)_this)->fp = trpt->bup.ovals[12];
+		((P2 *)_this)->e = trpt->bup.ovals[11];
+		((P2 *)_this)->sc = trpt->bup.ovals[10];
+		((P2 *)_this)->c = trpt->bup.ovals[9];
+		((P2 *)_this)->t = trpt->bup.ovals[8];
+		((P2 *)_this)->k = trpt->bup.ovals[7];
+		((P2 *)_this)->s = trpt->bup.ovals[6];
+		((P2 *)_this)->src = trpt->bup.ovals[5];
+		now.txa[ Index(((P2 *)_this)->w, 2) ] = trpt->bup.ovals[4];
+		now.wtok[ Index(((P2 *)_this)->w, 2) ] = trpt->bup.ovals[3];
+		now.wkey[ Index(((P2 *)_this)->w, 2) ] = trpt->bup.ovals[2];
+		now.wsrc[ Index(((P2 *)_this)->w, 2) ] = trpt->bup.ovals[1];
+		now.kill[ Index(((P2 *)_this)->w, 2) ] = trpt->bup.ovals[0];
+		;
+		ungrab_ints(trpt->bup.ovals, 16);
+		goto R999;
+;
+		;
+		
+	case 36: // STATE 9
+		;
+		now.ntok = trpt->bup.oval;
+		;
+		goto R999;
 
-	case 32: // STATE 7
+	case 37: // STATE 10
+		;
+		((P2 *)_this)->t = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 38: // STATE 11
+		;
+		now.wtok[ Index(((P2 *)_this)->w, 2) ] = trpt->bup.oval;
+		;
+		goto R999;
+;
+		;
+		;
+		;
+		;
+		;
+		
+	case 42: // STATE 18
+		;
+		now.rst[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 43: // STATE 19
+		;
+		now.rtok[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 44: // STATE 20
+		;
+		now.rsc[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 45: // STATE 21
+		;
+		now.rfp[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 46: // STATE 22
+		;
+		now.rlap[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 47: // STATE 25
+		;
+		((P2 *)_this)->c = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 48: // STATE 26
+		;
+		((P2 *)_this)->sc = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 49: // STATE 27
+		;
+		((P2 *)_this)->rf = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 50: // STATE 28
+		;
+		((P2 *)_this)->e = trpt->bup.oval;
+		;
+		goto R999;
+;
+		;
+		;
+		;
+		
+	case 53: // STATE 36
+		;
+		((P2 *)_this)->c = trpt->bup.oval;
+		;
+		goto R999;
+;
+		;
+		
+	case 55: // STATE 47
 		;
 		now.txa[ Index(((P2 *)_this)->w, 2) ] = trpt->bup.oval;
 		;
@@ -221,159 +339,7 @@
 ;
 		;
 		
-	case 34: // STATE 134
-		;
-		now.txa[ Index(((P2 *)_this)->w, 2) ] = trpt->bup.ovals[3];
-		now.wkey[ Index(((P2 *)_this)->w, 2) ] = trpt->bup.ovals[2];
-		now.wsrc[ Index(((P2 *)_this)->w, 2) ] = trpt->bup.ovals[1];
-		now.kill[ Index(((P2 *)_this)->w, 2) ] = trpt->bup.ovals[0];
-		;
-		ungrab_ints(trpt->bup.ovals, 4);
-		goto R999;
-
-	case 35: // STATE 148
-		;
-		((P2 *)_this)->rf = trpt->bup.ovals[9];
-		((P2 *)_this)->fp = trpt->bup.ovals[8];
-		((P2 *)_this)->e = trpt->bup.ovals[7];
-		((P2 *)_this)->sc = trpt->bup.ovals[6];
-		((P2 *)_this)->c = trpt->bup.ovals[5];
-		((P2 *)_this)->t = trpt->bup.ovals[4];
-		((P2 *)_this)->k = trpt->bup.ovals[3];
-		((P2 *)_this)->s = trpt->bup.ovals[2];
-		((P2 *)_this)->src = trpt->bup.ovals[1];
-		now.lock[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.ovals[0];
-		;
-		ungrab_ints(trpt->bup.ovals, 10);
-		goto R999;
-
-	case 36: // STATE 148
-		;
-		((P2 *)_this)->rf = trpt->bup.ovals[8];
-		((P2 *)_this)->fp = trpt->bup.ovals[7];
-		((P2 *)_this)->e = trpt->bup.ovals[6];
-		((P2 *)_this)->sc = trpt->bup.ovals[5];
-		((P2 *)_this)->c = trpt->bup.ovals[4];
-		((P2 *)_this)->t = trpt->bup.ovals[3];
-		((P2 *)_this)->k = trpt->bup.ovals[2];
-		((P2 *)_this)->s = trpt->bup.ovals[1];
-		((P2 *)_this)->src = trpt->bup.ovals[0];
-		;
-		ungrab_ints(trpt->bup.ovals, 9);
-		goto R999;
-;
-		;
-		
-	case 38: // STATE 9
-		;
-		((P2 *)_this)->c = trpt->bup.oval;
-		;
-		goto R999;
-;
-		;
-		
-	case 40: // STATE 11
-		;
-		((P2 *)_this)->c = trpt->bup.oval;
-		;
-		goto R999;
-;
-		;
-		
-	case 42: // STATE 13
-		;
-		now.lock[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
-		;
-		goto R999;
-;
-		;
-		;
-		;
-		;
-		;
-		;
-		;
-		
-	case 47: // STATE 21
-		;
-		((P2 *)_this)->c = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 48: // STATE 22
-		;
-		((P2 *)_this)->sc = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 49: // STATE 23
-		;
-		((P2 *)_this)->rf = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 50: // STATE 24
-		;
-		((P2 *)_this)->e = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 51: // STATE 30
-		;
-		((P2 *)_this)->c = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 52: // STATE 37
-		;
-	/* 0 */	((P2 *)_this)->c = trpt->bup.oval;
-		;
-		;
-		goto R999;
-;
-		;
-		;
-		;
-		;
-		;
-		
-	case 56: // STATE 42
-		;
-		now.ntok = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 57: // STATE 43
-		;
-		((P2 *)_this)->t = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 58: // STATE 44
-		;
-		now.rst[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 59: // STATE 45
-		;
-		now.rtok[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 60: // STATE 46
-		;
-		now.rsc[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 61: // STATE 47
-		;
-		now.rfp[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 62: // STATE 48
+	case 57: // STATE 50
 		;
 		now.rlap[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
 		;
@@ -381,139 +347,187 @@
 ;
 		;
 		
-	case 64: // STATE 50
+	case 59: // STATE 53
 		;
-		now.commits[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
+		((P2 *)_this)->lost = trpt->bup.oval;
+		;
+		goto R999;
+;
+		;
+		
+	case 61: // STATE 60
+		;
+	/* 0 */	((P2 *)_this)->lost = trpt->bup.oval;
+		;
 		;
 		goto R999;
 
-	case 65: // STATE 51
-		;
-		now.committed[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 66: // STATE 52
-		;
-		now.dst[0] = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 67: // STATE 53
-		;
-		now.dtok[0] = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 68: // STATE 54
-		;
-		now.dsc[0] = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 69: // STATE 55
-		;
-		now.dfp[0] = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 70: // STATE 56
-		;
-		now.dlap[0] = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 71: // STATE 57
-		;
-		now.dst[1] = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 72: // STATE 58
-		;
-		now.dtok[1] = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 73: // STATE 59
-		;
-		now.dsc[1] = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 74: // STATE 60
-		;
-		now.dfp[1] = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 75: // STATE 61
-		;
-		now.dlap[1] = trpt->bup.oval;
-		;
-		goto R999;
-
-	case 76: // STATE 62
+	case 62: // STATE 61
 		;
 		((P2 *)_this)->c = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 77: // STATE 63
+	case 63: // STATE 62
+		;
+	/* 0 */	((P2 *)_this)->lost = trpt->bup.oval;
+		;
+		;
+		goto R999;
+
+	case 64: // STATE 63
+		;
+		((P2 *)_this)->c = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 65: // STATE 64
+		;
+	/* 0 */	((P2 *)_this)->lost = trpt->bup.oval;
+		;
+		;
+		goto R999;
+
+	case 66: // STATE 65
+		;
+		now.rst[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 67: // STATE 66
+		;
+		now.rtok[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 68: // STATE 67
+		;
+		now.rlap[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
+		;
+		goto R999;
+;
+		;
+		
+	case 70: // STATE 69
+		;
+		now.commits[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 71: // STATE 70
+		;
+		now.committed[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 72: // STATE 71
+		;
+		now.dst[0] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 73: // STATE 72
+		;
+		now.dtok[0] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 74: // STATE 73
+		;
+		now.dsc[0] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 75: // STATE 74
+		;
+		now.dfp[0] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 76: // STATE 75
+		;
+		now.dlap[0] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 77: // STATE 76
+		;
+		now.dst[1] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 78: // STATE 77
+		;
+		now.dtok[1] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 79: // STATE 78
+		;
+		now.dsc[1] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 80: // STATE 79
+		;
+		now.dfp[1] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 81: // STATE 80
+		;
+		now.dlap[1] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 82: // STATE 81
+		;
+		((P2 *)_this)->c = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 83: // STATE 82
 		;
 		((P2 *)_this)->sc = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 78: // STATE 64
+	case 84: // STATE 83
 		;
 		((P2 *)_this)->rf = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 79: // STATE 65
+	case 85: // STATE 84
 		;
 		((P2 *)_this)->e = trpt->bup.oval;
 		;
 		goto R999;
 ;
 		;
-		;
-		;
 		
-	case 82: // STATE 68
+	case 87: // STATE 86
 		;
-		((P2 *)_this)->c = trpt->bup.oval;
+	/* 0 */	((P2 *)_this)->lost = trpt->bup.oval;
 		;
-		goto R999;
-;
-		;
-		;
-		;
-		
-	case 85: // STATE 71
-		;
-		((P2 *)_this)->c = trpt->bup.oval;
-		;
-		goto R999;
-;
-		;
-		
-	case 87: // STATE 75
-		;
-		now.txa[ Index(((P2 *)_this)->w, 2) ] = trpt->bup.oval;
-		;
-		goto R999;
-;
-		;
-		
-	case 89: // STATE 77
-		;
-		now.lock[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 90: // STATE 83
+	case 88: // STATE 87
+		;
+		((P2 *)_this)->c = trpt->bup.oval;
+		;
+		goto R999;
+;
+		;
+		;
+		;
+		;
+		;
+		;
+		;
+		
+	case 93: // STATE 97
 		;
 		now.txa[ Index(((P2 *)_this)->w, 2) ] = trpt->bup.oval;
 		;
@@ -521,9 +535,40 @@
 ;
 		;
 		
-	case 92: // STATE 85
+	case 95: // STATE 100
 		;
-		now.lock[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
+	/* 0 */	((P2 *)_this)->t = trpt->bup.oval;
+		;
+		;
+		goto R999;
+
+	case 96: // STATE 101
+		;
+		now.rst[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 97: // STATE 102
+		;
+		now.rtok[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 98: // STATE 103
+		;
+		now.rsc[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 99: // STATE 104
+		;
+		now.rfp[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 100: // STATE 105
+		;
+		now.rlap[ Index(((P2 *)_this)->k, 2) ] = trpt->bup.oval;
 		;
 		goto R999;
 ;
@@ -537,7 +582,7 @@
 		;
 		;
 		
-	case 98: // STATE 100
+	case 106: // STATE 124
 		;
 	/* 0 */	((P2 *)_this)->src = trpt->bup.oval;
 		;
@@ -546,7 +591,7 @@
 ;
 		;
 		
-	case 100: // STATE 102
+	case 108: // STATE 126
 		;
 		_m = unsend(now.toOther);
 		;
@@ -554,7 +599,7 @@
 ;
 		;
 		
-	case 102: // STATE 107
+	case 110: // STATE 131
 		;
 		_m = unsend(now.toCli);
 		;
@@ -562,7 +607,7 @@
 ;
 		;
 		
-	case 104: // STATE 109
+	case 112: // STATE 133
 		;
 		now.nf = trpt->bup.oval;
 		;
@@ -570,79 +615,97 @@
 ;
 		;
 		
-	case 106: // STATE 116
+	case 114: // STATE 140
 		;
 		now.wsrc[ Index(((P2 *)_this)->w, 2) ] = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 107: // STATE 117
+	case 115: // STATE 141
 		;
 		now.wkey[ Index(((P2 *)_this)->w, 2) ] = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 108: // STATE 118
+	case 116: // STATE 142
+		;
+		now.wtok[ Index(((P2 *)_this)->w, 2) ] = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 117: // STATE 143
 		;
 		now.txa[ Index(((P2 *)_this)->w, 2) ] = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 109: // STATE 119
+	case 118: // STATE 144
 		;
 		((P2 *)_this)->src = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 110: // STATE 120
+	case 119: // STATE 145
 		;
 		((P2 *)_this)->s = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 111: // STATE 121
+	case 120: // STATE 146
 		;
 		((P2 *)_this)->k = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 112: // STATE 122
+	case 121: // STATE 147
 		;
 		((P2 *)_this)->t = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 113: // STATE 123
+	case 122: // STATE 148
 		;
 		((P2 *)_this)->c = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 114: // STATE 124
+	case 123: // STATE 149
 		;
 		((P2 *)_this)->sc = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 115: // STATE 125
+	case 124: // STATE 150
 		;
 		((P2 *)_this)->e = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 116: // STATE 126
+	case 125: // STATE 151
 		;
 		((P2 *)_this)->fp = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 117: // STATE 127
+	case 126: // STATE 152
 		;
 		((P2 *)_this)->rf = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 118: // STATE 155
+	case 127: // STATE 153
+		;
+		((P2 *)_this)->lost = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 128: // STATE 154
+		;
+		((P2 *)_this)->acq = trpt->bup.oval;
+		;
+		goto R999;
+
+	case 129: // STATE 180
 		;
 		p_restor(II);
 		;
@@ -651,31 +714,31 @@
 
 		 /* PROC Other */
 
-	case 119: // STATE 2
+	case 130: // STATE 2
 		;
 		((P1 *)_this)->s = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 120: // STATE 3
+	case 131: // STATE 3
 		;
 		_m = unsend(now.toSrv);
 		;
 		goto R999;
 
-	case 121: // STATE 6
+	case 132: // STATE 6
 		;
 		((P1 *)_this)->fp = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 122: // STATE 7
+	case 133: // STATE 7
 		;
 		_m = unsend(now.toSrv);
 		;
 		goto R999;
 
-	case 123: // STATE 11
+	case 134: // STATE 11
 		;
 		XX = 1;
 		unrecv(now.toOther, XX-1, 0, ((int)((P1 *)_this)->c), 1);
@@ -691,7 +754,7 @@
 		ungrab_ints(trpt->bup.ovals, 4);
 		goto R999;
 
-	case 124: // STATE 12
+	case 135: // STATE 12
 		;
 	/* 0 */	((P1 *)_this)->c = trpt->bup.oval;
 		;
@@ -700,7 +763,7 @@
 ;
 		;
 		
-	case 126: // STATE 18
+	case 137: // STATE 18
 		;
 		p_restor(II);
 		;
@@ -709,13 +772,13 @@
 
 		 /* PROC Client */
 
-	case 127: // STATE 2
+	case 138: // STATE 2
 		;
 		now.started = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 128: // STATE 6
+	case 139: // STATE 6
 		;
 		now.cs = trpt->bup.ovals[2];
 		now.jd = trpt->bup.ovals[1];
@@ -728,7 +791,7 @@
 		;
 		;
 		
-	case 131: // STATE 13
+	case 142: // STATE 13
 		;
 		now.cs = trpt->bup.ovals[2];
 		now.jd = trpt->bup.ovals[1];
@@ -738,10 +801,10 @@
 		goto R999;
 ;
 		
-	case 132: // STATE 36
+	case 143: // STATE 36
 		goto R999;
 
-	case 133: // STATE 34
+	case 144: // STATE 34
 		;
 		now.cs = trpt->bup.ovals[1];
 		now.sent = trpt->bup.ovals[0];
@@ -750,7 +813,7 @@
 		ungrab_ints(trpt->bup.ovals, 2);
 		goto R999;
 
-	case 134: // STATE 34
+	case 145: // STATE 34
 		;
 		now.cs = trpt->bup.ovals[2];
 		now.sent = trpt->bup.ovals[1];
@@ -759,19 +822,19 @@
 		ungrab_ints(trpt->bup.ovals, 3);
 		goto R999;
 
-	case 135: // STATE 22
+	case 146: // STATE 22
 		;
 		now.nf = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 136: // STATE 23
+	case 147: // STATE 23
 		;
 		_m = unsend(now.toSrv);
 		;
 		goto R999;
 
-	case 137: // STATE 34
+	case 148: // STATE 34
 		;
 		now.cs = trpt->bup.ovals[1];
 		now.sent = trpt->bup.ovals[0];
@@ -780,13 +843,13 @@
 		ungrab_ints(trpt->bup.ovals, 2);
 		goto R999;
 
-	case 138: // STATE 27
+	case 149: // STATE 27
 		;
 		now.nf = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 139: // STATE 34
+	case 150: // STATE 34
 		;
 		now.cs = trpt->bup.ovals[1];
 		now.sent = trpt->bup.ovals[0];
@@ -795,7 +858,7 @@
 		ungrab_ints(trpt->bup.ovals, 2);
 		goto R999;
 
-	case 140: // STATE 34
+	case 151: // STATE 34
 		;
 		now.cs = trpt->bup.ovals[1];
 		now.sent = trpt->bup.ovals[0];
@@ -803,7 +866,7 @@
 		ungrab_ints(trpt->bup.ovals, 2);
 		goto R999;
 
-	case 141: // STATE 38
+	case 152: // STATE 38
 		;
 		XX = 1;
 		unrecv(now.toCli, XX-1, 0, ((int)((P0 *)_this)->c), 1);
@@ -821,7 +884,7 @@
 ;
 		;
 		
-	case 143: // STATE 67
+	case 154: // STATE 67
 		;
 		((P0 *)_this)->e = trpt->bup.ovals[6];
 		((P0 *)_this)->fp = trpt->bup.ovals[5];
@@ -835,7 +898,7 @@
 		ungrab_ints(trpt->bup.ovals, 7);
 		goto R999;
 
-	case 144: // STATE 67
+	case 155: // STATE 67
 		;
 		((P0 *)_this)->e = trpt->bup.ovals[6];
 		((P0 *)_this)->fp = trpt->bup.ovals[5];
@@ -849,14 +912,14 @@
 		ungrab_ints(trpt->bup.ovals, 7);
 		goto R999;
 
-	case 145: // STATE 50
+	case 156: // STATE 50
 		;
 	/* 0 */	((P0 *)_this)->c = trpt->bup.oval;
 		;
 		;
 		goto R999;
 
-	case 146: // STATE 67
+	case 157: // STATE 67
 		;
 		((P0 *)_this)->e = trpt->bup.ovals[6];
 		((P0 *)_this)->fp = trpt->bup.ovals[5];
@@ -869,7 +932,7 @@
 		ungrab_ints(trpt->bup.ovals, 7);
 		goto R999;
 
-	case 147: // STATE 67
+	case 158: // STATE 67
 		;
 		((P0 *)_this)->e = trpt->bup.ovals[4];
 		((P0 *)_this)->fp = trpt->bup.ovals[3];
@@ -880,7 +943,7 @@
 		ungrab_ints(trpt->bup.ovals, 5);
 		goto R999;
 
-	case 148: // STATE 67
+	case 159: // STATE 67
 		;
 		((P0 *)_this)->e = trpt->bup.ovals[3];
 		((P0 *)_this)->fp = trpt->bup.ovals[2];
@@ -890,13 +953,13 @@
 		ungrab_ints(trpt->bup.ovals, 4);
 		goto R999;
 
-	case 149: // STATE 70
+	case 160: // STATE 70
 		;
 		now.cs = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 150: // STATE 74
+	case 161: // STATE 74
 		;
 		now.cs = trpt->bup.ovals[1];
 		now.nf = trpt->bup.ovals[0];
@@ -908,7 +971,7 @@
 		;
 		;
 		
-	case 153: // STATE 81
+	case 164: // STATE 81
 		;
 		now.cs = trpt->bup.ovals[2];
 		now.jd = trpt->bup.ovals[1];
@@ -918,10 +981,10 @@
 		goto R999;
 ;
 		
-	case 154: // STATE 89
+	case 165: // STATE 89
 		goto R999;
 
-	case 155: // STATE 87
+	case 166: // STATE 87
 		;
 		now.cs = trpt->bup.ovals[2];
 		now.jd = trpt->bup.ovals[1];
@@ -930,13 +993,13 @@
 		ungrab_ints(trpt->bup.ovals, 3);
 		goto R999;
 
-	case 156: // STATE 92
+	case 167: // STATE 92
 		;
 		now.jd = trpt->bup.oval;
 		;
 		goto R999;
 
-	case 157: // STATE 98
+	case 168: // STATE 98
 		;
 		now.cs = trpt->bup.ovals[2];
 		now.js = trpt->bup.ovals[1];
@@ -949,7 +1012,7 @@
 		;
 		;
 		
-	case 160: // STATE 104
+	case 171: // STATE 104
 		;
 		now.cs = trpt->bup.ovals[2];
 		now.jd = trpt->bup.ovals[1];
@@ -959,20 +1022,20 @@
 		goto R999;
 ;
 		
-	case 161: // STATE 109
+	case 172: // STATE 109
 		goto R999;
 
-	case 162: // STATE 107
+	case 173: // STATE 107
 		;
 		now.cs = trpt->bup.oval;
 		;
 		goto R999;
 ;
 		
-	case 163: // STATE 112
+	case 174: // STATE 112
 		goto R999;
 
-	case 164: // STATE 117
+	case 175: // STATE 117
 		;
 		p_restor(II);
 		;

@@ -142,24 +142,24 @@ typedef struct S_F_MAP {
 } S_F_MAP;
 
 #define _nstates5	23	/* no_op_lost */
-#define minseq5	365
-#define maxseq5	386
+#define minseq5	390
+#define maxseq5	411
 #define _endstate5	22
 
 #define _nstates4	8	/* :init: */
-#define minseq4	358
-#define maxseq4	364
+#define minseq4	383
+#define maxseq4	389
 #define _endstate4	7
 
 #define _nstates3	69	/* Env */
-#define minseq3	290
-#define maxseq3	357
+#define minseq3	315
+#define maxseq3	382
 #define _endstate3	68
 
-#define _nstates2	156	/* Worker */
+#define _nstates2	181	/* Worker */
 #define minseq2	135
-#define maxseq2	289
-#define _endstate2	155
+#define maxseq2	314
+#define _endstate2	180
 
 #define _nstates1	19	/* Other */
 #define minseq1	117
@@ -185,8 +185,8 @@ extern S_F_MAP src_file1[];
 extern S_F_MAP src_file0[];
 
 #define T_ID	unsigned short
-#define _T5	165
-#define _T2	166
+#define _T5	176
+#define _T2	177
 #define WS		8 /* word size in bytes */
 #define SYNC	0
 #define ASYNC	3
@@ -243,6 +243,8 @@ typedef struct P2 { /* Worker */
 #endif
 	unsigned fp : 1;
 	unsigned rf : 1;
+	unsigned lost : 1;
+	unsigned acq : 1;
 	uchar w;
 	uchar src;
 	uchar s;
@@ -506,7 +508,6 @@ typedef struct State {
 	uchar dtok[2];
 	uchar dsc[2];
 	uchar ntok;
-	uchar lock[2];
 	uchar wsrc[2];
 	uchar wkey[2];
 	uchar wtok[2];
@@ -537,6 +538,7 @@ typedef struct TRIX_v6 {
 #endif
 
 #define HAS_TRACK	0
+/* hidden variable: */	uchar lock[2];
 /* hidden variable: */	uchar ext[2];
 #define FORWARD_MOVES	"pan.m"
 #define BACKWARD_MOVES	"pan.b"
@@ -549,7 +551,7 @@ typedef struct TRIX_v6 {
 #define _start5	7
 #define _start4	6
 #define _start3	65
-#define _start2	152
+#define _start2	177
 #define _start1	9
 #define _start0	114
 #ifdef NP
@@ -941,7 +943,7 @@ void qsend(int, int, int, int, int, int, int);
 #define GLOBAL	7
 #define BAD	8
 #define ALPHA_F	9
-#define NTRANS	167
+#define NTRANS	178
 #if defined(BFS_PAR) || NCORE>1
 	void e_critical(int);
 	void x_critical(int);

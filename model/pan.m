@@ -162,10 +162,10 @@
 		_m = 3; goto P999; /* 0 */
 
 		 /* PROC Env */
-	case 13: // STATE 1 - env.pml:38 - [((1&&((nf<2)&&!(calm))))] (11:0:1 - 1)
+	case 13: // STATE 1 - env.pml:38 - [((1&&((nf<3)&&!(calm))))] (11:0:1 - 1)
 		IfNotBlocked
 		reached[3][1] = 1;
-		if (!((1&&((((int)now.nf)<2)&& !(((int)now.calm))))))
+		if (!((1&&((((int)now.nf)<3)&& !(((int)now.calm))))))
 			continue;
 		/* merge: nf = (nf+1)(11, 2, 11) */
 		reached[3][2] = 1;
@@ -288,18 +288,18 @@
 		;
 		/* merge: lock[0] = 0(65, 24, 65) */
 		reached[3][24] = 1;
-		(trpt+1)->bup.ovals[7] = ((int)now.lock[0]);
-		now.lock[0] = 0;
+		(trpt+1)->bup.ovals[7] = ((int)lock[0]);
+		lock[0] = 0;
 #ifdef VAR_RANGES
-		logval("lock[0]", ((int)now.lock[0]));
+		logval("lock[0]", ((int)lock[0]));
 #endif
 		;
 		/* merge: lock[1] = 0(65, 25, 65) */
 		reached[3][25] = 1;
-		(trpt+1)->bup.ovals[8] = ((int)now.lock[1]);
-		now.lock[1] = 0;
+		(trpt+1)->bup.ovals[8] = ((int)lock[1]);
+		lock[1] = 0;
 #ifdef VAR_RANGES
-		logval("lock[1]", ((int)now.lock[1]));
+		logval("lock[1]", ((int)lock[1]));
 #endif
 		;
 		/* merge: .(goto)(0, 66, 65) */
@@ -333,18 +333,18 @@
 		;
 		/* merge: lock[0] = 0(65, 24, 65) */
 		reached[3][24] = 1;
-		(trpt+1)->bup.ovals[2] = ((int)now.lock[0]);
-		now.lock[0] = 0;
+		(trpt+1)->bup.ovals[2] = ((int)lock[0]);
+		lock[0] = 0;
 #ifdef VAR_RANGES
-		logval("lock[0]", ((int)now.lock[0]));
+		logval("lock[0]", ((int)lock[0]));
 #endif
 		;
 		/* merge: lock[1] = 0(65, 25, 65) */
 		reached[3][25] = 1;
-		(trpt+1)->bup.ovals[3] = ((int)now.lock[1]);
-		now.lock[1] = 0;
+		(trpt+1)->bup.ovals[3] = ((int)lock[1]);
+		lock[1] = 0;
 #ifdef VAR_RANGES
-		logval("lock[1]", ((int)now.lock[1]));
+		logval("lock[1]", ((int)lock[1]));
 #endif
 		;
 		/* merge: .(goto)(0, 66, 65) */
@@ -371,28 +371,28 @@
 		;
 		/* merge: lock[0] = 0(65, 24, 65) */
 		reached[3][24] = 1;
-		(trpt+1)->bup.ovals[2] = ((int)now.lock[0]);
-		now.lock[0] = 0;
+		(trpt+1)->bup.ovals[2] = ((int)lock[0]);
+		lock[0] = 0;
 #ifdef VAR_RANGES
-		logval("lock[0]", ((int)now.lock[0]));
+		logval("lock[0]", ((int)lock[0]));
 #endif
 		;
 		/* merge: lock[1] = 0(65, 25, 65) */
 		reached[3][25] = 1;
-		(trpt+1)->bup.ovals[3] = ((int)now.lock[1]);
-		now.lock[1] = 0;
+		(trpt+1)->bup.ovals[3] = ((int)lock[1]);
+		lock[1] = 0;
 #ifdef VAR_RANGES
-		logval("lock[1]", ((int)now.lock[1]));
+		logval("lock[1]", ((int)lock[1]));
 #endif
 		;
 		/* merge: .(goto)(0, 66, 65) */
 		reached[3][66] = 1;
 		;
 		_m = 3; goto P999; /* 4 */
-	case 18: // STATE 27 - env.pml:44 - [((((1&&((nf<2)&&!(calm)))&&(wsrc[0]!=0))&&!(kill[0])))] (65:0:2 - 1)
+	case 18: // STATE 27 - env.pml:44 - [((((1&&((nf<3)&&!(calm)))&&(wsrc[0]!=0))&&!(kill[0])))] (65:0:2 - 1)
 		IfNotBlocked
 		reached[3][27] = 1;
-		if (!((((1&&((((int)now.nf)<2)&& !(((int)now.calm))))&&(((int)now.wsrc[0])!=0))&& !(((int)now.kill[0])))))
+		if (!((((1&&((((int)now.nf)<3)&& !(((int)now.calm))))&&(((int)now.wsrc[0])!=0))&& !(((int)now.kill[0])))))
 			continue;
 		/* merge: nf = (nf+1)(65, 28, 65) */
 		reached[3][28] = 1;
@@ -415,10 +415,10 @@
 		reached[3][66] = 1;
 		;
 		_m = 3; goto P999; /* 3 */
-	case 19: // STATE 31 - env.pml:45 - [((((1&&((nf<2)&&!(calm)))&&(wsrc[1]!=0))&&!(kill[1])))] (65:0:2 - 1)
+	case 19: // STATE 31 - env.pml:45 - [((((1&&((nf<3)&&!(calm)))&&(wsrc[1]!=0))&&!(kill[1])))] (65:0:2 - 1)
 		IfNotBlocked
 		reached[3][31] = 1;
-		if (!((((1&&((((int)now.nf)<2)&& !(((int)now.calm))))&&(((int)now.wsrc[1])!=0))&& !(((int)now.kill[1])))))
+		if (!((((1&&((((int)now.nf)<3)&& !(((int)now.calm))))&&(((int)now.wsrc[1])!=0))&& !(((int)now.kill[1])))))
 			continue;
 		/* merge: nf = (nf+1)(65, 32, 65) */
 		reached[3][32] = 1;
@@ -441,10 +441,10 @@
 		reached[3][66] = 1;
 		;
 		_m = 3; goto P999; /* 3 */
-	case 20: // STATE 35 - env.pml:48 - [((((rst[0]==1)&&!(rlap[0]))&&(!(((((wsrc[0]!=0)&&(wkey[0]==0))&&(wtok[0]==rtok[0]))||(((wsrc[1]!=0)&&(wkey[1]==0))&&(wtok[1]==rtok[0]))))||(1&&((nf<2)&&!(calm))))))] (0:0:0 - 1)
+	case 20: // STATE 35 - env.pml:48 - [((((rst[0]==1)&&!(rlap[0]))&&(!(((((wsrc[0]!=0)&&(wkey[0]==0))&&(wtok[0]==rtok[0]))||(((wsrc[1]!=0)&&(wkey[1]==0))&&(wtok[1]==rtok[0]))))||(1&&((nf<3)&&!(calm))))))] (0:0:0 - 1)
 		IfNotBlocked
 		reached[3][35] = 1;
-		if (!((((((int)now.rst[0])==1)&& !(((int)now.rlap[0])))&&( !(((((((int)now.wsrc[0])!=0)&&(((int)now.wkey[0])==0))&&(((int)now.wtok[0])==((int)now.rtok[0])))||(((((int)now.wsrc[1])!=0)&&(((int)now.wkey[1])==0))&&(((int)now.wtok[1])==((int)now.rtok[0])))))||(1&&((((int)now.nf)<2)&& !(((int)now.calm))))))))
+		if (!((((((int)now.rst[0])==1)&& !(((int)now.rlap[0])))&&( !(((((((int)now.wsrc[0])!=0)&&(((int)now.wkey[0])==0))&&(((int)now.wtok[0])==((int)now.rtok[0])))||(((((int)now.wsrc[1])!=0)&&(((int)now.wkey[1])==0))&&(((int)now.wtok[1])==((int)now.rtok[0])))))||(1&&((((int)now.nf)<3)&& !(((int)now.calm))))))))
 			continue;
 		_m = 3; goto P999; /* 0 */
 	case 21: // STATE 36 - env.pml:22 - [(((((wsrc[0]!=0)&&(wkey[0]==0))&&(wtok[0]==rtok[0]))||(((wsrc[1]!=0)&&(wkey[1]==0))&&(wtok[1]==rtok[0]))))] (65:0:2 - 1)
@@ -514,10 +514,10 @@
 		reached[3][66] = 1;
 		;
 		_m = 3; goto P999; /* 3 */
-	case 24: // STATE 46 - env.pml:49 - [((((rst[1]==1)&&!(rlap[1]))&&(!(((((wsrc[0]!=0)&&(wkey[0]==1))&&(wtok[0]==rtok[1]))||(((wsrc[1]!=0)&&(wkey[1]==1))&&(wtok[1]==rtok[1]))))||(1&&((nf<2)&&!(calm))))))] (0:0:0 - 1)
+	case 24: // STATE 46 - env.pml:49 - [((((rst[1]==1)&&!(rlap[1]))&&(!(((((wsrc[0]!=0)&&(wkey[0]==1))&&(wtok[0]==rtok[1]))||(((wsrc[1]!=0)&&(wkey[1]==1))&&(wtok[1]==rtok[1]))))||(1&&((nf<3)&&!(calm))))))] (0:0:0 - 1)
 		IfNotBlocked
 		reached[3][46] = 1;
-		if (!((((((int)now.rst[1])==1)&& !(((int)now.rlap[1])))&&( !(((((((int)now.wsrc[0])!=0)&&(((int)now.wkey[0])==1))&&(((int)now.wtok[0])==((int)now.rtok[1])))||(((((int)now.wsrc[1])!=0)&&(((int)now.wkey[1])==1))&&(((int)now.wtok[1])==((int)now.rtok[1])))))||(1&&((((int)now.nf)<2)&& !(((int)now.calm))))))))
+		if (!((((((int)now.rst[1])==1)&& !(((int)now.rlap[1])))&&( !(((((((int)now.wsrc[0])!=0)&&(((int)now.wkey[0])==1))&&(((int)now.wtok[0])==((int)now.rtok[1])))||(((((int)now.wsrc[1])!=0)&&(((int)now.wkey[1])==1))&&(((int)now.wtok[1])==((int)now.rtok[1])))))||(1&&((((int)now.nf)<3)&& !(((int)now.calm))))))))
 			continue;
 		_m = 3; goto P999; /* 0 */
 	case 25: // STATE 47 - env.pml:22 - [(((((wsrc[0]!=0)&&(wkey[0]==1))&&(wtok[0]==rtok[1]))||(((wsrc[1]!=0)&&(wkey[1]==1))&&(wtok[1]==rtok[1]))))] (65:0:2 - 1)
@@ -634,8 +634,8 @@
 		_m = 3; goto P999; /* 0 */
 
 		 /* PROC Worker */
-	case 31: // STATE 1 - advisory.pml:50 - [toSrv??src,s,fp
-		// bad hop advisory.pml:52 -- at 150, <unless> looking for 7 -- merge 0:0:0 ] (7:0:7 - 1)
+	case 31: // STATE 1 - lease.pml:63 - [toSrv??src,s,fp
+		// bad hop lease.pml:65 -- at 175, <unless> looking for 43 -- merge 0:0:0 ] (43:0:7 - 1)
 		reached[2][1] = 1;
 		if (q_len(now.toSrv) == 0) continue;
 
@@ -672,7 +672,7 @@
 		sprintf(simtmp, "%d", ((int)((P2 *)_this)->fp)); strcat(simvals, simtmp);		}
 #endif
 		;
-		/* merge: wsrc[w] = (src+1)(7, 2, 7) */
+		/* merge: wsrc[w] = (src+1)(43, 2, 43) */
 		reached[2][2] = 1;
 		(trpt+1)->bup.ovals[4] = ((int)now.wsrc[ Index(((int)((P2 *)_this)->w), 2) ]);
 		now.wsrc[ Index(((P2 *)_this)->w, 2) ] = (((int)((P2 *)_this)->src)+1);
@@ -680,7 +680,7 @@
 		logval("wsrc[Worker:w]", ((int)now.wsrc[ Index(((int)((P2 *)_this)->w), 2) ]));
 #endif
 		;
-		/* merge: k = s(7, 3, 7) */
+		/* merge: k = s(43, 3, 43) */
 		reached[2][3] = 1;
 		(trpt+1)->bup.ovals[5] = ((int)((P2 *)_this)->k);
 		((P2 *)_this)->k = ((int)((P2 *)_this)->s);
@@ -688,7 +688,7 @@
 		logval("Worker:k", ((int)((P2 *)_this)->k));
 #endif
 		;
-		/* merge: wkey[w] = k(7, 4, 7) */
+		/* merge: wkey[w] = k(43, 4, 43) */
 		reached[2][4] = 1;
 		(trpt+1)->bup.ovals[6] = ((int)now.wkey[ Index(((int)((P2 *)_this)->w), 2) ]);
 		now.wkey[ Index(((P2 *)_this)->w, 2) ] = ((int)((P2 *)_this)->k);
@@ -696,394 +696,171 @@
 		logval("wkey[Worker:w]", ((int)now.wkey[ Index(((int)((P2 *)_this)->w), 2) ]));
 #endif
 		;
-		/* merge: printf('worker %d: receives a request for scope %d, fingerprint %d\\n',w,s,fp)(7, 5, 7) */
+		/* merge: printf('worker %d: receives a request for scope %d, fingerprint %d\\n',w,s,fp)(43, 5, 43) */
 		reached[2][5] = 1;
 		Printf("worker %d: receives a request for scope %d, fingerprint %d\n", ((int)((P2 *)_this)->w), ((int)((P2 *)_this)->s), ((int)((P2 *)_this)->fp));
-		/* stop at bad hop 150, 7 */
+		/* stop at bad hop 175, 43 */
 		_m = 4; goto P999; /* 4 */
-	case 32: // STATE 7 - advisory.pml:53 - [txa[w] = 1] (0:0:1 - 1)
+	case 32: // STATE 7 - lease.pml:79 - [((((rst[k]==0)||(((rst[k]==2)&&(rsc[k]==0))&&(phase==2)))||(((rst[k]==1)&&rlap[k])&&(rfp[k]==fp))))] (0:0:0 - 1)
 		IfNotBlocked
 		reached[2][7] = 1;
-		(trpt+1)->bup.oval = ((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ]);
-		now.txa[ Index(((P2 *)_this)->w, 2) ] = 1;
-#ifdef VAR_RANGES
-		logval("txa[Worker:w]", ((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ]));
-#endif
-		;
+		if (!((((((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ])==0)||(((((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ])==2)&&(((int)now.rsc[ Index(((int)((P2 *)_this)->k), 2) ])==0))&&(((int)now.phase)==2)))||(((((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ])==1)&&((int)now.rlap[ Index(((int)((P2 *)_this)->k), 2) ]))&&(((int)now.rfp[ Index(((int)((P2 *)_this)->k), 2) ])==((int)((P2 *)_this)->fp))))))
+			continue;
 		_m = 3; goto P999; /* 0 */
-	case 33: // STATE 129 - advisory.pml:122 - [(kill[w])] (0:0:0 - 90)
+	case 33: // STATE 156 - lease.pml:165 - [(kill[w])] (0:0:0 - 107)
 		IfNotBlocked
-		reached[2][129] = 1;
+		reached[2][156] = 1;
 		if (!(((int)now.kill[ Index(((int)((P2 *)_this)->w), 2) ])))
 			continue;
 		_m = 3; goto P999; /* 0 */
-	case 34: // STATE 130 - advisory.pml:122 - [printf('worker %d: crashes\\n',w)] (0:138:4 - 1)
+	case 34: // STATE 157 - lease.pml:165 - [printf('worker %d: crashes\\n',w)] (0:177:16 - 1)
 		IfNotBlocked
-		reached[2][130] = 1;
+		reached[2][157] = 1;
 		Printf("worker %d: crashes\n", ((int)((P2 *)_this)->w));
-		/* merge: kill[w] = 0(138, 131, 138) */
-		reached[2][131] = 1;
-		(trpt+1)->bup.ovals = grab_ints(4);
+		/* merge: kill[w] = 0(177, 158, 177) */
+		reached[2][158] = 1;
+		(trpt+1)->bup.ovals = grab_ints(16);
 		(trpt+1)->bup.ovals[0] = ((int)now.kill[ Index(((int)((P2 *)_this)->w), 2) ]);
 		now.kill[ Index(((P2 *)_this)->w, 2) ] = 0;
 #ifdef VAR_RANGES
 		logval("kill[Worker:w]", ((int)now.kill[ Index(((int)((P2 *)_this)->w), 2) ]));
 #endif
 		;
-		/* merge: wsrc[w] = 0(138, 132, 138) */
-		reached[2][132] = 1;
+		/* merge: wsrc[w] = 0(177, 159, 177) */
+		reached[2][159] = 1;
 		(trpt+1)->bup.ovals[1] = ((int)now.wsrc[ Index(((int)((P2 *)_this)->w), 2) ]);
 		now.wsrc[ Index(((P2 *)_this)->w, 2) ] = 0;
 #ifdef VAR_RANGES
 		logval("wsrc[Worker:w]", ((int)now.wsrc[ Index(((int)((P2 *)_this)->w), 2) ]));
 #endif
 		;
-		/* merge: wkey[w] = 0(138, 133, 138) */
-		reached[2][133] = 1;
+		/* merge: wkey[w] = 0(177, 160, 177) */
+		reached[2][160] = 1;
 		(trpt+1)->bup.ovals[2] = ((int)now.wkey[ Index(((int)((P2 *)_this)->w), 2) ]);
 		now.wkey[ Index(((P2 *)_this)->w, 2) ] = 0;
 #ifdef VAR_RANGES
 		logval("wkey[Worker:w]", ((int)now.wkey[ Index(((int)((P2 *)_this)->w), 2) ]));
 #endif
 		;
-		/* merge: txa[w] = 0(138, 134, 138) */
-		reached[2][134] = 1;
-		(trpt+1)->bup.ovals[3] = ((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ]);
+		/* merge: wtok[w] = 0(177, 161, 177) */
+		reached[2][161] = 1;
+		(trpt+1)->bup.ovals[3] = ((int)now.wtok[ Index(((int)((P2 *)_this)->w), 2) ]);
+		now.wtok[ Index(((P2 *)_this)->w, 2) ] = 0;
+#ifdef VAR_RANGES
+		logval("wtok[Worker:w]", ((int)now.wtok[ Index(((int)((P2 *)_this)->w), 2) ]));
+#endif
+		;
+		/* merge: txa[w] = 0(177, 162, 177) */
+		reached[2][162] = 1;
+		(trpt+1)->bup.ovals[4] = ((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ]);
 		now.txa[ Index(((P2 *)_this)->w, 2) ] = 0;
 #ifdef VAR_RANGES
 		logval("txa[Worker:w]", ((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ]));
 #endif
 		;
-		_m = 3; goto P999; /* 4 */
-	case 35: // STATE 135 - advisory.pml:123 - [((lock[k]==(w+1)))] (152:0:10 - 1)
-		IfNotBlocked
-		reached[2][135] = 1;
-		if (!((((int)now.lock[ Index(((int)((P2 *)_this)->k), 2) ])==(((int)((P2 *)_this)->w)+1))))
-			continue;
-		/* merge: lock[k] = 0(152, 136, 152) */
-		reached[2][136] = 1;
-		(trpt+1)->bup.ovals = grab_ints(10);
-		(trpt+1)->bup.ovals[0] = ((int)now.lock[ Index(((int)((P2 *)_this)->k), 2) ]);
-		now.lock[ Index(((P2 *)_this)->k, 2) ] = 0;
-#ifdef VAR_RANGES
-		logval("lock[Worker:k]", ((int)now.lock[ Index(((int)((P2 *)_this)->k), 2) ]));
-#endif
-		;
-		/* merge: .(goto)(152, 139, 152) */
-		reached[2][139] = 1;
-		;
-		/* merge: src = 0(152, 140, 152) */
-		reached[2][140] = 1;
-		(trpt+1)->bup.ovals[1] = ((int)((P2 *)_this)->src);
+		/* merge: src = 0(177, 163, 177) */
+		reached[2][163] = 1;
+		(trpt+1)->bup.ovals[5] = ((int)((P2 *)_this)->src);
 		((P2 *)_this)->src = 0;
 #ifdef VAR_RANGES
 		logval("Worker:src", ((int)((P2 *)_this)->src));
 #endif
 		;
-		/* merge: s = 0(152, 141, 152) */
-		reached[2][141] = 1;
-		(trpt+1)->bup.ovals[2] = ((int)((P2 *)_this)->s);
+		/* merge: s = 0(177, 164, 177) */
+		reached[2][164] = 1;
+		(trpt+1)->bup.ovals[6] = ((int)((P2 *)_this)->s);
 		((P2 *)_this)->s = 0;
 #ifdef VAR_RANGES
 		logval("Worker:s", ((int)((P2 *)_this)->s));
 #endif
 		;
-		/* merge: k = 0(152, 142, 152) */
-		reached[2][142] = 1;
-		(trpt+1)->bup.ovals[3] = ((int)((P2 *)_this)->k);
+		/* merge: k = 0(177, 165, 177) */
+		reached[2][165] = 1;
+		(trpt+1)->bup.ovals[7] = ((int)((P2 *)_this)->k);
 		((P2 *)_this)->k = 0;
 #ifdef VAR_RANGES
 		logval("Worker:k", ((int)((P2 *)_this)->k));
 #endif
 		;
-		/* merge: t = 0(152, 143, 152) */
-		reached[2][143] = 1;
-		(trpt+1)->bup.ovals[4] = ((int)((P2 *)_this)->t);
+		/* merge: t = 0(177, 166, 177) */
+		reached[2][166] = 1;
+		(trpt+1)->bup.ovals[8] = ((int)((P2 *)_this)->t);
 		((P2 *)_this)->t = 0;
 #ifdef VAR_RANGES
 		logval("Worker:t", ((int)((P2 *)_this)->t));
 #endif
 		;
-		/* merge: c = 0(152, 144, 152) */
-		reached[2][144] = 1;
-		(trpt+1)->bup.ovals[5] = ((int)((P2 *)_this)->c);
+		/* merge: c = 0(177, 167, 177) */
+		reached[2][167] = 1;
+		(trpt+1)->bup.ovals[9] = ((int)((P2 *)_this)->c);
 		((P2 *)_this)->c = 0;
 #ifdef VAR_RANGES
 		logval("Worker:c", ((int)((P2 *)_this)->c));
 #endif
 		;
-		/* merge: sc = 0(152, 145, 152) */
-		reached[2][145] = 1;
-		(trpt+1)->bup.ovals[6] = ((int)((P2 *)_this)->sc);
+		/* merge: sc = 0(177, 168, 177) */
+		reached[2][168] = 1;
+		(trpt+1)->bup.ovals[10] = ((int)((P2 *)_this)->sc);
 		((P2 *)_this)->sc = 0;
 #ifdef VAR_RANGES
 		logval("Worker:sc", ((int)((P2 *)_this)->sc));
 #endif
 		;
-		/* merge: e = 0(152, 146, 152) */
-		reached[2][146] = 1;
-		(trpt+1)->bup.ovals[7] = ((int)((P2 *)_this)->e);
+		/* merge: e = 0(177, 169, 177) */
+		reached[2][169] = 1;
+		(trpt+1)->bup.ovals[11] = ((int)((P2 *)_this)->e);
 		((P2 *)_this)->e = 0;
 #ifdef VAR_RANGES
 		logval("Worker:e", ((int)((P2 *)_this)->e));
 #endif
 		;
-		/* merge: fp = 0(152, 147, 152) */
-		reached[2][147] = 1;
-		(trpt+1)->bup.ovals[8] = ((int)((P2 *)_this)->fp);
+		/* merge: fp = 0(177, 170, 177) */
+		reached[2][170] = 1;
+		(trpt+1)->bup.ovals[12] = ((int)((P2 *)_this)->fp);
 		((P2 *)_this)->fp = 0;
 #ifdef VAR_RANGES
 		logval("Worker:fp", ((int)((P2 *)_this)->fp));
 #endif
 		;
-		/* merge: rf = 0(152, 148, 152) */
-		reached[2][148] = 1;
-		(trpt+1)->bup.ovals[9] = ((int)((P2 *)_this)->rf);
+		/* merge: rf = 0(177, 171, 177) */
+		reached[2][171] = 1;
+		(trpt+1)->bup.ovals[13] = ((int)((P2 *)_this)->rf);
 		((P2 *)_this)->rf = 0;
 #ifdef VAR_RANGES
 		logval("Worker:rf", ((int)((P2 *)_this)->rf));
 #endif
 		;
-		/* merge: .(goto)(0, 151, 152) */
-		reached[2][151] = 1;
-		;
-		/* merge: .(goto)(0, 153, 152) */
-		reached[2][153] = 1;
-		;
-		_m = 3; goto P999; /* 13 */
-	case 36: // STATE 140 - advisory.pml:124 - [src = 0] (0:152:9 - 3)
-		IfNotBlocked
-		reached[2][140] = 1;
-		(trpt+1)->bup.ovals = grab_ints(9);
-		(trpt+1)->bup.ovals[0] = ((int)((P2 *)_this)->src);
-		((P2 *)_this)->src = 0;
+		/* merge: lost = 0(177, 172, 177) */
+		reached[2][172] = 1;
+		(trpt+1)->bup.ovals[14] = ((int)((P2 *)_this)->lost);
+		((P2 *)_this)->lost = 0;
 #ifdef VAR_RANGES
-		logval("Worker:src", ((int)((P2 *)_this)->src));
+		logval("Worker:lost", ((int)((P2 *)_this)->lost));
 #endif
 		;
-		/* merge: s = 0(152, 141, 152) */
-		reached[2][141] = 1;
-		(trpt+1)->bup.ovals[1] = ((int)((P2 *)_this)->s);
-		((P2 *)_this)->s = 0;
+		/* merge: acq = 0(177, 173, 177) */
+		reached[2][173] = 1;
+		(trpt+1)->bup.ovals[15] = ((int)((P2 *)_this)->acq);
+		((P2 *)_this)->acq = 0;
 #ifdef VAR_RANGES
-		logval("Worker:s", ((int)((P2 *)_this)->s));
+		logval("Worker:acq", ((int)((P2 *)_this)->acq));
 #endif
 		;
-		/* merge: k = 0(152, 142, 152) */
-		reached[2][142] = 1;
-		(trpt+1)->bup.ovals[2] = ((int)((P2 *)_this)->k);
-		((P2 *)_this)->k = 0;
-#ifdef VAR_RANGES
-		logval("Worker:k", ((int)((P2 *)_this)->k));
-#endif
+		/* merge: .(goto)(0, 176, 177) */
+		reached[2][176] = 1;
 		;
-		/* merge: t = 0(152, 143, 152) */
-		reached[2][143] = 1;
-		(trpt+1)->bup.ovals[3] = ((int)((P2 *)_this)->t);
-		((P2 *)_this)->t = 0;
-#ifdef VAR_RANGES
-		logval("Worker:t", ((int)((P2 *)_this)->t));
-#endif
+		/* merge: .(goto)(0, 178, 177) */
+		reached[2][178] = 1;
 		;
-		/* merge: c = 0(152, 144, 152) */
-		reached[2][144] = 1;
-		(trpt+1)->bup.ovals[4] = ((int)((P2 *)_this)->c);
-		((P2 *)_this)->c = 0;
-#ifdef VAR_RANGES
-		logval("Worker:c", ((int)((P2 *)_this)->c));
-#endif
-		;
-		/* merge: sc = 0(152, 145, 152) */
-		reached[2][145] = 1;
-		(trpt+1)->bup.ovals[5] = ((int)((P2 *)_this)->sc);
-		((P2 *)_this)->sc = 0;
-#ifdef VAR_RANGES
-		logval("Worker:sc", ((int)((P2 *)_this)->sc));
-#endif
-		;
-		/* merge: e = 0(152, 146, 152) */
-		reached[2][146] = 1;
-		(trpt+1)->bup.ovals[6] = ((int)((P2 *)_this)->e);
-		((P2 *)_this)->e = 0;
-#ifdef VAR_RANGES
-		logval("Worker:e", ((int)((P2 *)_this)->e));
-#endif
-		;
-		/* merge: fp = 0(152, 147, 152) */
-		reached[2][147] = 1;
-		(trpt+1)->bup.ovals[7] = ((int)((P2 *)_this)->fp);
-		((P2 *)_this)->fp = 0;
-#ifdef VAR_RANGES
-		logval("Worker:fp", ((int)((P2 *)_this)->fp));
-#endif
-		;
-		/* merge: rf = 0(152, 148, 152) */
-		reached[2][148] = 1;
-		(trpt+1)->bup.ovals[8] = ((int)((P2 *)_this)->rf);
-		((P2 *)_this)->rf = 0;
-#ifdef VAR_RANGES
-		logval("Worker:rf", ((int)((P2 *)_this)->rf));
-#endif
-		;
-		/* merge: .(goto)(0, 151, 152) */
-		reached[2][151] = 1;
-		;
-		/* merge: .(goto)(0, 153, 152) */
-		reached[2][153] = 1;
-		;
-		_m = 3; goto P999; /* 10 */
-	case 37: // STATE 8 - advisory.pml:70 - [(!(txa[w]))] (0:0:0 - 1)
+		_m = 3; goto P999; /* 18 */
+	case 35: // STATE 8 - lease.pml:43 - [assert(!((((((wtok[(1-w)]!=0)&&(wkey[(1-w)]==k))&&(rst[k]==1))&&(rtok[k]==wtok[(1-w)]))&&!(rlap[k]))))] (0:0:0 - 1)
 		IfNotBlocked
 		reached[2][8] = 1;
-		if (!( !(((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ]))))
-			continue;
+		spin_assert( !((((((((int)now.wtok[ Index((1-((int)((P2 *)_this)->w)), 2) ])!=0)&&(((int)now.wkey[ Index((1-((int)((P2 *)_this)->w)), 2) ])==((int)((P2 *)_this)->k)))&&(((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ])==1))&&(((int)now.rtok[ Index(((int)((P2 *)_this)->k), 2) ])==((int)now.wtok[ Index((1-((int)((P2 *)_this)->w)), 2) ])))&& !(((int)now.rlap[ Index(((int)((P2 *)_this)->k), 2) ])))), " !((((((wtok[(1-w)]!=0)&&(wkey[(1-w)]==k))&&(rst[k]==1))&&(rtok[k]==wtok[(1-w)]))&& !(rlap[k])))", II, tt, t);
 		_m = 3; goto P999; /* 0 */
-	case 38: // STATE 9 - advisory.pml:70 - [c = 5] (0:0:1 - 1)
+	case 36: // STATE 9 - lease.pml:45 - [ntok = (ntok+1)] (0:0:1 - 1)
 		IfNotBlocked
 		reached[2][9] = 1;
-		(trpt+1)->bup.oval = ((int)((P2 *)_this)->c);
-		((P2 *)_this)->c = 5;
-#ifdef VAR_RANGES
-		logval("Worker:c", ((int)((P2 *)_this)->c));
-#endif
-		;
-		_m = 3; goto P999; /* 0 */
-	case 39: // STATE 10 - advisory.pml:71 - [((txa[w]&&(lock[k]!=0)))] (0:0:0 - 1)
-		IfNotBlocked
-		reached[2][10] = 1;
-		if (!((((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ])&&(((int)now.lock[ Index(((int)((P2 *)_this)->k), 2) ])!=0))))
-			continue;
-		_m = 3; goto P999; /* 0 */
-	case 40: // STATE 11 - advisory.pml:71 - [c = 3] (0:0:1 - 1)
-		IfNotBlocked
-		reached[2][11] = 1;
-		(trpt+1)->bup.oval = ((int)((P2 *)_this)->c);
-		((P2 *)_this)->c = 3;
-#ifdef VAR_RANGES
-		logval("Worker:c", ((int)((P2 *)_this)->c));
-#endif
-		;
-		_m = 3; goto P999; /* 0 */
-	case 41: // STATE 12 - advisory.pml:72 - [((txa[w]&&(lock[k]==0)))] (0:0:0 - 1)
-		IfNotBlocked
-		reached[2][12] = 1;
-		if (!((((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ])&&(((int)now.lock[ Index(((int)((P2 *)_this)->k), 2) ])==0))))
-			continue;
-		_m = 3; goto P999; /* 0 */
-	case 42: // STATE 13 - advisory.pml:72 - [lock[k] = (w+1)] (0:0:1 - 1)
-		IfNotBlocked
-		reached[2][13] = 1;
-		(trpt+1)->bup.oval = ((int)now.lock[ Index(((int)((P2 *)_this)->k), 2) ]);
-		now.lock[ Index(((P2 *)_this)->k, 2) ] = (((int)((P2 *)_this)->w)+1);
-#ifdef VAR_RANGES
-		logval("lock[Worker:k]", ((int)now.lock[ Index(((int)((P2 *)_this)->k), 2) ]));
-#endif
-		;
-		_m = 3; goto P999; /* 0 */
-	case 43: // STATE 14 - advisory.pml:72 - [printf('worker %d: gets the lock\\n',w)] (0:0:0 - 1)
-		IfNotBlocked
-		reached[2][14] = 1;
-		Printf("worker %d: gets the lock\n", ((int)((P2 *)_this)->w));
-		_m = 3; goto P999; /* 0 */
-	case 44: // STATE 18 - advisory.pml:76 - [((c==0))] (0:0:0 - 1)
-		IfNotBlocked
-		reached[2][18] = 1;
-		if (!((((int)((P2 *)_this)->c)==0)))
-			continue;
-		_m = 3; goto P999; /* 0 */
-	case 45: // STATE 19 - advisory.pml:76 - [(txa[w])] (0:0:0 - 1)
-		IfNotBlocked
-		reached[2][19] = 1;
-		if (!(((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ])))
-			continue;
-		_m = 3; goto P999; /* 0 */
-	case 46: // STATE 20 - advisory.pml:40 - [(((rst[k]==2)&&!((((rst[k]==2)&&(rsc[k]==0))&&(phase==2)))))] (0:0:0 - 1)
-		IfNotBlocked
-		reached[2][20] = 1;
-		if (!(((((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ])==2)&& !((((((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ])==2)&&(((int)now.rsc[ Index(((int)((P2 *)_this)->k), 2) ])==0))&&(((int)now.phase)==2))))))
-			continue;
-		_m = 3; goto P999; /* 0 */
-	case 47: // STATE 21 - advisory.pml:40 - [c = ( ((rfp[k]!=fp)) -> (4) : (2) )] (0:0:1 - 1)
-		IfNotBlocked
-		reached[2][21] = 1;
-		(trpt+1)->bup.oval = ((int)((P2 *)_this)->c);
-		((P2 *)_this)->c = ( ((((int)now.rfp[ Index(((int)((P2 *)_this)->k), 2) ])!=((int)((P2 *)_this)->fp))) ? (4) : (2) );
-#ifdef VAR_RANGES
-		logval("Worker:c", ((int)((P2 *)_this)->c));
-#endif
-		;
-		_m = 3; goto P999; /* 0 */
-	case 48: // STATE 22 - advisory.pml:40 - [sc = rsc[k]] (0:0:1 - 1)
-		IfNotBlocked
-		reached[2][22] = 1;
-		(trpt+1)->bup.oval = ((int)((P2 *)_this)->sc);
-		((P2 *)_this)->sc = ((int)now.rsc[ Index(((int)((P2 *)_this)->k), 2) ]);
-#ifdef VAR_RANGES
-		logval("Worker:sc", ((int)((P2 *)_this)->sc));
-#endif
-		;
-		_m = 3; goto P999; /* 0 */
-	case 49: // STATE 23 - advisory.pml:40 - [rf = rfp[k]] (0:0:1 - 1)
-		IfNotBlocked
-		reached[2][23] = 1;
-		(trpt+1)->bup.oval = ((int)((P2 *)_this)->rf);
-		((P2 *)_this)->rf = ((int)now.rfp[ Index(((int)((P2 *)_this)->k), 2) ]);
-#ifdef VAR_RANGES
-		logval("Worker:rf", ((int)((P2 *)_this)->rf));
-#endif
-		;
-		_m = 3; goto P999; /* 0 */
-	case 50: // STATE 24 - advisory.pml:40 - [e = rtok[k]] (0:0:1 - 1)
-		IfNotBlocked
-		reached[2][24] = 1;
-		(trpt+1)->bup.oval = ((int)((P2 *)_this)->e);
-		((P2 *)_this)->e = ((int)now.rtok[ Index(((int)((P2 *)_this)->k), 2) ]);
-#ifdef VAR_RANGES
-		logval("Worker:e", ((int)((P2 *)_this)->e));
-#endif
-		;
-		_m = 3; goto P999; /* 0 */
-	case 51: // STATE 30 - advisory.pml:76 - [c = 5] (0:0:1 - 1)
-		IfNotBlocked
-		reached[2][30] = 1;
-		(trpt+1)->bup.oval = ((int)((P2 *)_this)->c);
-		((P2 *)_this)->c = 5;
-#ifdef VAR_RANGES
-		logval("Worker:c", ((int)((P2 *)_this)->c));
-#endif
-		;
-		_m = 3; goto P999; /* 0 */
-	case 52: // STATE 37 - advisory.pml:81 - [((c==0))] (0:0:1 - 1)
-		IfNotBlocked
-		reached[2][37] = 1;
-		if (!((((int)((P2 *)_this)->c)==0)))
-			continue;
-		if (TstOnly) return 1; /* TT */
-		/* dead 1: c */  (trpt+1)->bup.oval = ((P2 *)_this)->c;
-#ifdef HAS_CODE
-		if (!readtrail)
-#endif
-			((P2 *)_this)->c = 0;
-		_m = 3; goto P999; /* 0 */
-	case 53: // STATE 38 - advisory.pml:85 - [assert(!(((lock[k]==(w+1))&&((rst[k]==2)&&!((((rst[k]==2)&&(rsc[k]==0))&&(phase==2)))))))] (0:0:0 - 1)
-		IfNotBlocked
-		reached[2][38] = 1;
-		spin_assert( !(((((int)now.lock[ Index(((int)((P2 *)_this)->k), 2) ])==(((int)((P2 *)_this)->w)+1))&&((((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ])==2)&& !((((((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ])==2)&&(((int)now.rsc[ Index(((int)((P2 *)_this)->k), 2) ])==0))&&(((int)now.phase)==2)))))), " !(((lock[k]==(w+1))&&((rst[k]==2)&& !((((rst[k]==2)&&(rsc[k]==0))&&(phase==2))))))", II, tt, t);
-		_m = 3; goto P999; /* 0 */
-	case 54: // STATE 39 - advisory.pml:87 - [printf('worker %d: no record: the handler runs\\n',w)] (0:0:0 - 1)
-		IfNotBlocked
-		reached[2][39] = 1;
-		Printf("worker %d: no record: the handler runs\n", ((int)((P2 *)_this)->w));
-		_m = 3; goto P999; /* 0 */
-	case 55: // STATE 41 - advisory.pml:99 - [((txa[w]&&!(((rst[k]==2)&&!((((rst[k]==2)&&(rsc[k]==0))&&(phase==2)))))))] (0:0:0 - 1)
-		IfNotBlocked
-		reached[2][41] = 1;
-		if (!((((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ])&& !(((((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ])==2)&& !((((((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ])==2)&&(((int)now.rsc[ Index(((int)((P2 *)_this)->k), 2) ])==0))&&(((int)now.phase)==2))))))))
-			continue;
-		_m = 3; goto P999; /* 0 */
-	case 56: // STATE 42 - advisory.pml:100 - [ntok = (ntok+1)] (0:0:1 - 1)
-		IfNotBlocked
-		reached[2][42] = 1;
 		(trpt+1)->bup.oval = ((int)now.ntok);
 		now.ntok = (((int)now.ntok)+1);
 #ifdef VAR_RANGES
@@ -1091,9 +868,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 57: // STATE 43 - advisory.pml:100 - [t = ntok] (0:0:1 - 1)
+	case 37: // STATE 10 - lease.pml:45 - [t = ntok] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][43] = 1;
+		reached[2][10] = 1;
 		(trpt+1)->bup.oval = ((int)((P2 *)_this)->t);
 		((P2 *)_this)->t = ((int)now.ntok);
 #ifdef VAR_RANGES
@@ -1101,19 +878,45 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 58: // STATE 44 - advisory.pml:101 - [rst[k] = 2] (0:0:1 - 1)
+	case 38: // STATE 11 - lease.pml:45 - [wtok[w] = t] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][44] = 1;
+		reached[2][11] = 1;
+		(trpt+1)->bup.oval = ((int)now.wtok[ Index(((int)((P2 *)_this)->w), 2) ]);
+		now.wtok[ Index(((P2 *)_this)->w, 2) ] = ((int)((P2 *)_this)->t);
+#ifdef VAR_RANGES
+		logval("wtok[Worker:w]", ((int)now.wtok[ Index(((int)((P2 *)_this)->w), 2) ]));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 39: // STATE 12 - lease.pml:47 - [((rst[k]==1))] (0:0:0 - 1)
+		IfNotBlocked
+		reached[2][12] = 1;
+		if (!((((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ])==1)))
+			continue;
+		_m = 3; goto P999; /* 0 */
+	case 40: // STATE 13 - lease.pml:47 - [printf('worker %d: takes the key over from token %d (its lease lapsed): token %d\\n',w,rtok[k],t)] (0:0:0 - 1)
+		IfNotBlocked
+		reached[2][13] = 1;
+		Printf("worker %d: takes the key over from token %d (its lease lapsed): token %d\n", ((int)((P2 *)_this)->w), ((int)now.rtok[ Index(((int)((P2 *)_this)->k), 2) ]), ((int)((P2 *)_this)->t));
+		_m = 3; goto P999; /* 0 */
+	case 41: // STATE 15 - lease.pml:48 - [printf('worker %d: claims the key: token %d\\n',w,t)] (0:0:0 - 1)
+		IfNotBlocked
+		reached[2][15] = 1;
+		Printf("worker %d: claims the key: token %d\n", ((int)((P2 *)_this)->w), ((int)((P2 *)_this)->t));
+		_m = 3; goto P999; /* 0 */
+	case 42: // STATE 18 - lease.pml:50 - [rst[k] = 1] (0:0:1 - 3)
+		IfNotBlocked
+		reached[2][18] = 1;
 		(trpt+1)->bup.oval = ((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ]);
-		now.rst[ Index(((P2 *)_this)->k, 2) ] = 2;
+		now.rst[ Index(((P2 *)_this)->k, 2) ] = 1;
 #ifdef VAR_RANGES
 		logval("rst[Worker:k]", ((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ]));
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 59: // STATE 45 - advisory.pml:101 - [rtok[k] = t] (0:0:1 - 1)
+	case 43: // STATE 19 - lease.pml:50 - [rtok[k] = t] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][45] = 1;
+		reached[2][19] = 1;
 		(trpt+1)->bup.oval = ((int)now.rtok[ Index(((int)((P2 *)_this)->k), 2) ]);
 		now.rtok[ Index(((P2 *)_this)->k, 2) ] = ((int)((P2 *)_this)->t);
 #ifdef VAR_RANGES
@@ -1121,9 +924,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 60: // STATE 46 - advisory.pml:101 - [rsc[k] = s] (0:0:1 - 1)
+	case 44: // STATE 20 - lease.pml:50 - [rsc[k] = s] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][46] = 1;
+		reached[2][20] = 1;
 		(trpt+1)->bup.oval = ((int)now.rsc[ Index(((int)((P2 *)_this)->k), 2) ]);
 		now.rsc[ Index(((P2 *)_this)->k, 2) ] = ((int)((P2 *)_this)->s);
 #ifdef VAR_RANGES
@@ -1131,9 +934,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 61: // STATE 47 - advisory.pml:101 - [rfp[k] = fp] (0:0:1 - 1)
+	case 45: // STATE 21 - lease.pml:50 - [rfp[k] = fp] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][47] = 1;
+		reached[2][21] = 1;
 		(trpt+1)->bup.oval = ((int)now.rfp[ Index(((int)((P2 *)_this)->k), 2) ]);
 		now.rfp[ Index(((P2 *)_this)->k, 2) ] = ((int)((P2 *)_this)->fp);
 #ifdef VAR_RANGES
@@ -1141,9 +944,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 62: // STATE 48 - advisory.pml:101 - [rlap[k] = 0] (0:0:1 - 1)
+	case 46: // STATE 22 - lease.pml:50 - [rlap[k] = 0] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][48] = 1;
+		reached[2][22] = 1;
 		(trpt+1)->bup.oval = ((int)now.rlap[ Index(((int)((P2 *)_this)->k), 2) ]);
 		now.rlap[ Index(((P2 *)_this)->k, 2) ] = 0;
 #ifdef VAR_RANGES
@@ -1151,14 +954,214 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 63: // STATE 49 - advisory.pml:102 - [assert((commits[k]==0))] (0:0:0 - 1)
+	case 47: // STATE 25 - lease.pml:55 - [c = ( ((rfp[k]!=fp)) -> (4) : (( ((rst[k]==2)) -> (2) : (3) )) )] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][25] = 1;
+		(trpt+1)->bup.oval = ((int)((P2 *)_this)->c);
+		((P2 *)_this)->c = ( ((((int)now.rfp[ Index(((int)((P2 *)_this)->k), 2) ])!=((int)((P2 *)_this)->fp))) ? (4) : (( ((((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ])==2)) ? (2) : (3) )) );
+#ifdef VAR_RANGES
+		logval("Worker:c", ((int)((P2 *)_this)->c));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 48: // STATE 26 - lease.pml:55 - [sc = rsc[k]] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][26] = 1;
+		(trpt+1)->bup.oval = ((int)((P2 *)_this)->sc);
+		((P2 *)_this)->sc = ((int)now.rsc[ Index(((int)((P2 *)_this)->k), 2) ]);
+#ifdef VAR_RANGES
+		logval("Worker:sc", ((int)((P2 *)_this)->sc));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 49: // STATE 27 - lease.pml:55 - [rf = rfp[k]] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][27] = 1;
+		(trpt+1)->bup.oval = ((int)((P2 *)_this)->rf);
+		((P2 *)_this)->rf = ((int)now.rfp[ Index(((int)((P2 *)_this)->k), 2) ]);
+#ifdef VAR_RANGES
+		logval("Worker:rf", ((int)((P2 *)_this)->rf));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 50: // STATE 28 - lease.pml:55 - [e = rtok[k]] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][28] = 1;
+		(trpt+1)->bup.oval = ((int)((P2 *)_this)->e);
+		((P2 *)_this)->e = ((int)now.rtok[ Index(((int)((P2 *)_this)->k), 2) ]);
+#ifdef VAR_RANGES
+		logval("Worker:e", ((int)((P2 *)_this)->e));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 51: // STATE 33 - lease.pml:84 - [(((t==0)&&(c==3)))] (0:0:0 - 1)
+		IfNotBlocked
+		reached[2][33] = 1;
+		if (!(((((int)((P2 *)_this)->t)==0)&&(((int)((P2 *)_this)->c)==3))))
+			continue;
+		_m = 3; goto P999; /* 0 */
+	case 52: // STATE 35 - lease.pml:87 - [(((rst[k]!=1)||(rtok[k]!=e)))] (0:0:0 - 1)
+		IfNotBlocked
+		reached[2][35] = 1;
+		if (!(((((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ])!=1)||(((int)now.rtok[ Index(((int)((P2 *)_this)->k), 2) ])!=((int)((P2 *)_this)->e)))))
+			continue;
+		_m = 3; goto P999; /* 0 */
+	case 53: // STATE 36 - lease.pml:87 - [c = 0] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][36] = 1;
+		(trpt+1)->bup.oval = ((int)((P2 *)_this)->c);
+		((P2 *)_this)->c = 0;
+#ifdef VAR_RANGES
+		logval("Worker:c", ((int)((P2 *)_this)->c));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 54: // STATE 46 - lease.pml:94 - [((t!=0))] (0:0:0 - 1)
+		IfNotBlocked
+		reached[2][46] = 1;
+		if (!((((int)((P2 *)_this)->t)!=0)))
+			continue;
+		_m = 3; goto P999; /* 0 */
+	case 55: // STATE 47 - lease.pml:96 - [txa[w] = 1] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][47] = 1;
+		(trpt+1)->bup.oval = ((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ]);
+		now.txa[ Index(((P2 *)_this)->w, 2) ] = 1;
+#ifdef VAR_RANGES
+		logval("txa[Worker:w]", ((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ]));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 56: // STATE 49 - lease.pml:113 - [(((rst[k]==1)&&(rtok[k]==t)))] (0:0:0 - 1)
 		IfNotBlocked
 		reached[2][49] = 1;
-		spin_assert((((int)now.commits[ Index(((int)((P2 *)_this)->k), 2) ])==0), "(commits[k]==0)", II, tt, t);
+		if (!(((((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ])==1)&&(((int)now.rtok[ Index(((int)((P2 *)_this)->k), 2) ])==((int)((P2 *)_this)->t)))))
+			continue;
 		_m = 3; goto P999; /* 0 */
-	case 64: // STATE 50 - advisory.pml:102 - [commits[k] = (commits[k]+1)] (0:0:1 - 1)
+	case 57: // STATE 50 - lease.pml:113 - [rlap[k] = 0] (0:0:1 - 1)
 		IfNotBlocked
 		reached[2][50] = 1;
+		(trpt+1)->bup.oval = ((int)now.rlap[ Index(((int)((P2 *)_this)->k), 2) ]);
+		now.rlap[ Index(((P2 *)_this)->k, 2) ] = 0;
+#ifdef VAR_RANGES
+		logval("rlap[Worker:k]", ((int)now.rlap[ Index(((int)((P2 *)_this)->k), 2) ]));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 58: // STATE 51 - lease.pml:114 - [printf('worker %d: renews its lease\\n',w)] (0:0:0 - 1)
+		IfNotBlocked
+		reached[2][51] = 1;
+		Printf("worker %d: renews its lease\n", ((int)((P2 *)_this)->w));
+		_m = 3; goto P999; /* 0 */
+	case 59: // STATE 53 - lease.pml:115 - [lost = 1] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][53] = 1;
+		(trpt+1)->bup.oval = ((int)((P2 *)_this)->lost);
+		((P2 *)_this)->lost = 1;
+#ifdef VAR_RANGES
+		logval("Worker:lost", ((int)((P2 *)_this)->lost));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 60: // STATE 54 - lease.pml:116 - [printf('worker %d: renewal finds the key taken: the work is cancelled\\n',w)] (0:0:0 - 1)
+		IfNotBlocked
+		reached[2][54] = 1;
+		Printf("worker %d: renewal finds the key taken: the work is cancelled\n", ((int)((P2 *)_this)->w));
+		_m = 3; goto P999; /* 0 */
+	case 61: // STATE 60 - lease.pml:123 - [(lost)] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][60] = 1;
+		if (!(((int)((P2 *)_this)->lost)))
+			continue;
+		if (TstOnly) return 1; /* TT */
+		/* dead 1: lost */  (trpt+1)->bup.oval = ((P2 *)_this)->lost;
+#ifdef HAS_CODE
+		if (!readtrail)
+#endif
+			((P2 *)_this)->lost = 0;
+		_m = 3; goto P999; /* 0 */
+	case 62: // STATE 61 - lease.pml:123 - [c = 3] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][61] = 1;
+		(trpt+1)->bup.oval = ((int)((P2 *)_this)->c);
+		((P2 *)_this)->c = 3;
+#ifdef VAR_RANGES
+		logval("Worker:c", ((int)((P2 *)_this)->c));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 63: // STATE 62 - lease.pml:125 - [((!(lost)&&!(txa[w])))] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][62] = 1;
+		if (!(( !(((int)((P2 *)_this)->lost))&& !(((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ])))))
+			continue;
+		if (TstOnly) return 1; /* TT */
+		/* dead 1: lost */  (trpt+1)->bup.oval = ((P2 *)_this)->lost;
+#ifdef HAS_CODE
+		if (!readtrail)
+#endif
+			((P2 *)_this)->lost = 0;
+		_m = 3; goto P999; /* 0 */
+	case 64: // STATE 63 - lease.pml:125 - [c = 5] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][63] = 1;
+		(trpt+1)->bup.oval = ((int)((P2 *)_this)->c);
+		((P2 *)_this)->c = 5;
+#ifdef VAR_RANGES
+		logval("Worker:c", ((int)((P2 *)_this)->c));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 65: // STATE 64 - lease.pml:126 - [(((!(lost)&&txa[w])&&((rst[k]==1)&&(rtok[k]==t))))] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][64] = 1;
+		if (!((( !(((int)((P2 *)_this)->lost))&&((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ]))&&((((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ])==1)&&(((int)now.rtok[ Index(((int)((P2 *)_this)->k), 2) ])==((int)((P2 *)_this)->t))))))
+			continue;
+		if (TstOnly) return 1; /* TT */
+		/* dead 1: lost */  (trpt+1)->bup.oval = ((P2 *)_this)->lost;
+#ifdef HAS_CODE
+		if (!readtrail)
+#endif
+			((P2 *)_this)->lost = 0;
+		_m = 3; goto P999; /* 0 */
+	case 66: // STATE 65 - lease.pml:130 - [rst[k] = 2] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][65] = 1;
+		(trpt+1)->bup.oval = ((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ]);
+		now.rst[ Index(((P2 *)_this)->k, 2) ] = 2;
+#ifdef VAR_RANGES
+		logval("rst[Worker:k]", ((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ]));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 67: // STATE 66 - lease.pml:130 - [rtok[k] = t] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][66] = 1;
+		(trpt+1)->bup.oval = ((int)now.rtok[ Index(((int)((P2 *)_this)->k), 2) ]);
+		now.rtok[ Index(((P2 *)_this)->k, 2) ] = ((int)((P2 *)_this)->t);
+#ifdef VAR_RANGES
+		logval("rtok[Worker:k]", ((int)now.rtok[ Index(((int)((P2 *)_this)->k), 2) ]));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 68: // STATE 67 - lease.pml:130 - [rlap[k] = 0] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][67] = 1;
+		(trpt+1)->bup.oval = ((int)now.rlap[ Index(((int)((P2 *)_this)->k), 2) ]);
+		now.rlap[ Index(((P2 *)_this)->k, 2) ] = 0;
+#ifdef VAR_RANGES
+		logval("rlap[Worker:k]", ((int)now.rlap[ Index(((int)((P2 *)_this)->k), 2) ]));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 69: // STATE 68 - lease.pml:131 - [assert((commits[k]==0))] (0:0:0 - 1)
+		IfNotBlocked
+		reached[2][68] = 1;
+		spin_assert((((int)now.commits[ Index(((int)((P2 *)_this)->k), 2) ])==0), "(commits[k]==0)", II, tt, t);
+		_m = 3; goto P999; /* 0 */
+	case 70: // STATE 69 - lease.pml:131 - [commits[k] = (commits[k]+1)] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][69] = 1;
 		(trpt+1)->bup.oval = ((int)now.commits[ Index(((int)((P2 *)_this)->k), 2) ]);
 		now.commits[ Index(((P2 *)_this)->k, 2) ] = (((int)now.commits[ Index(((int)((P2 *)_this)->k), 2) ])+1);
 #ifdef VAR_RANGES
@@ -1166,9 +1169,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 65: // STATE 51 - advisory.pml:102 - [committed[k] = t] (0:0:1 - 1)
+	case 71: // STATE 70 - lease.pml:131 - [committed[k] = t] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][51] = 1;
+		reached[2][70] = 1;
 		(trpt+1)->bup.oval = ((int)now.committed[ Index(((int)((P2 *)_this)->k), 2) ]);
 		now.committed[ Index(((P2 *)_this)->k, 2) ] = ((int)((P2 *)_this)->t);
 #ifdef VAR_RANGES
@@ -1176,9 +1179,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 66: // STATE 52 - advisory.pml:102 - [dst[0] = rst[0]] (0:0:1 - 1)
+	case 72: // STATE 71 - lease.pml:131 - [dst[0] = rst[0]] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][52] = 1;
+		reached[2][71] = 1;
 		(trpt+1)->bup.oval = ((int)now.dst[0]);
 		now.dst[0] = ((int)now.rst[0]);
 #ifdef VAR_RANGES
@@ -1186,9 +1189,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 67: // STATE 53 - advisory.pml:102 - [dtok[0] = rtok[0]] (0:0:1 - 1)
+	case 73: // STATE 72 - lease.pml:131 - [dtok[0] = rtok[0]] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][53] = 1;
+		reached[2][72] = 1;
 		(trpt+1)->bup.oval = ((int)now.dtok[0]);
 		now.dtok[0] = ((int)now.rtok[0]);
 #ifdef VAR_RANGES
@@ -1196,9 +1199,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 68: // STATE 54 - advisory.pml:102 - [dsc[0] = rsc[0]] (0:0:1 - 1)
+	case 74: // STATE 73 - lease.pml:131 - [dsc[0] = rsc[0]] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][54] = 1;
+		reached[2][73] = 1;
 		(trpt+1)->bup.oval = ((int)now.dsc[0]);
 		now.dsc[0] = ((int)now.rsc[0]);
 #ifdef VAR_RANGES
@@ -1206,9 +1209,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 69: // STATE 55 - advisory.pml:102 - [dfp[0] = rfp[0]] (0:0:1 - 1)
+	case 75: // STATE 74 - lease.pml:131 - [dfp[0] = rfp[0]] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][55] = 1;
+		reached[2][74] = 1;
 		(trpt+1)->bup.oval = ((int)now.dfp[0]);
 		now.dfp[0] = ((int)now.rfp[0]);
 #ifdef VAR_RANGES
@@ -1216,9 +1219,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 70: // STATE 56 - advisory.pml:102 - [dlap[0] = rlap[0]] (0:0:1 - 1)
+	case 76: // STATE 75 - lease.pml:131 - [dlap[0] = rlap[0]] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][56] = 1;
+		reached[2][75] = 1;
 		(trpt+1)->bup.oval = ((int)now.dlap[0]);
 		now.dlap[0] = ((int)now.rlap[0]);
 #ifdef VAR_RANGES
@@ -1226,9 +1229,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 71: // STATE 57 - advisory.pml:102 - [dst[1] = rst[1]] (0:0:1 - 1)
+	case 77: // STATE 76 - lease.pml:131 - [dst[1] = rst[1]] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][57] = 1;
+		reached[2][76] = 1;
 		(trpt+1)->bup.oval = ((int)now.dst[1]);
 		now.dst[1] = ((int)now.rst[1]);
 #ifdef VAR_RANGES
@@ -1236,9 +1239,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 72: // STATE 58 - advisory.pml:102 - [dtok[1] = rtok[1]] (0:0:1 - 1)
+	case 78: // STATE 77 - lease.pml:131 - [dtok[1] = rtok[1]] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][58] = 1;
+		reached[2][77] = 1;
 		(trpt+1)->bup.oval = ((int)now.dtok[1]);
 		now.dtok[1] = ((int)now.rtok[1]);
 #ifdef VAR_RANGES
@@ -1246,9 +1249,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 73: // STATE 59 - advisory.pml:102 - [dsc[1] = rsc[1]] (0:0:1 - 1)
+	case 79: // STATE 78 - lease.pml:131 - [dsc[1] = rsc[1]] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][59] = 1;
+		reached[2][78] = 1;
 		(trpt+1)->bup.oval = ((int)now.dsc[1]);
 		now.dsc[1] = ((int)now.rsc[1]);
 #ifdef VAR_RANGES
@@ -1256,9 +1259,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 74: // STATE 60 - advisory.pml:102 - [dfp[1] = rfp[1]] (0:0:1 - 1)
+	case 80: // STATE 79 - lease.pml:131 - [dfp[1] = rfp[1]] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][60] = 1;
+		reached[2][79] = 1;
 		(trpt+1)->bup.oval = ((int)now.dfp[1]);
 		now.dfp[1] = ((int)now.rfp[1]);
 #ifdef VAR_RANGES
@@ -1266,9 +1269,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 75: // STATE 61 - advisory.pml:102 - [dlap[1] = rlap[1]] (0:0:1 - 1)
+	case 81: // STATE 80 - lease.pml:131 - [dlap[1] = rlap[1]] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][61] = 1;
+		reached[2][80] = 1;
 		(trpt+1)->bup.oval = ((int)now.dlap[1]);
 		now.dlap[1] = ((int)now.rlap[1]);
 #ifdef VAR_RANGES
@@ -1276,9 +1279,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 76: // STATE 62 - advisory.pml:103 - [c = 1] (0:0:1 - 1)
+	case 82: // STATE 81 - lease.pml:132 - [c = 1] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][62] = 1;
+		reached[2][81] = 1;
 		(trpt+1)->bup.oval = ((int)((P2 *)_this)->c);
 		((P2 *)_this)->c = 1;
 #ifdef VAR_RANGES
@@ -1286,9 +1289,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 77: // STATE 63 - advisory.pml:103 - [sc = s] (0:0:1 - 1)
+	case 83: // STATE 82 - lease.pml:132 - [sc = s] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][63] = 1;
+		reached[2][82] = 1;
 		(trpt+1)->bup.oval = ((int)((P2 *)_this)->sc);
 		((P2 *)_this)->sc = ((int)((P2 *)_this)->s);
 #ifdef VAR_RANGES
@@ -1296,9 +1299,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 78: // STATE 64 - advisory.pml:103 - [rf = fp] (0:0:1 - 1)
+	case 84: // STATE 83 - lease.pml:132 - [rf = fp] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][64] = 1;
+		reached[2][83] = 1;
 		(trpt+1)->bup.oval = ((int)((P2 *)_this)->rf);
 		((P2 *)_this)->rf = ((int)((P2 *)_this)->fp);
 #ifdef VAR_RANGES
@@ -1306,9 +1309,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 79: // STATE 65 - advisory.pml:103 - [e = t] (0:0:1 - 1)
+	case 85: // STATE 84 - lease.pml:132 - [e = t] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][65] = 1;
+		reached[2][84] = 1;
 		(trpt+1)->bup.oval = ((int)((P2 *)_this)->e);
 		((P2 *)_this)->e = ((int)((P2 *)_this)->t);
 #ifdef VAR_RANGES
@@ -1316,135 +1319,163 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 80: // STATE 66 - advisory.pml:104 - [printf('worker %d: commits the record and the work: execution %d\\n',w,t)] (0:0:0 - 1)
-		IfNotBlocked
-		reached[2][66] = 1;
-		Printf("worker %d: commits the record and the work: execution %d\n", ((int)((P2 *)_this)->w), ((int)((P2 *)_this)->t));
-		_m = 3; goto P999; /* 0 */
-	case 81: // STATE 67 - advisory.pml:105 - [((txa[w]&&((rst[k]==2)&&!((((rst[k]==2)&&(rsc[k]==0))&&(phase==2))))))] (0:0:0 - 1)
-		IfNotBlocked
-		reached[2][67] = 1;
-		if (!((((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ])&&((((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ])==2)&& !((((((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ])==2)&&(((int)now.rsc[ Index(((int)((P2 *)_this)->k), 2) ])==0))&&(((int)now.phase)==2)))))))
-			continue;
-		_m = 3; goto P999; /* 0 */
-	case 82: // STATE 68 - advisory.pml:105 - [c = 5] (0:0:1 - 1)
-		IfNotBlocked
-		reached[2][68] = 1;
-		(trpt+1)->bup.oval = ((int)((P2 *)_this)->c);
-		((P2 *)_this)->c = 5;
-#ifdef VAR_RANGES
-		logval("Worker:c", ((int)((P2 *)_this)->c));
-#endif
-		;
-		_m = 3; goto P999; /* 0 */
-	case 83: // STATE 69 - advisory.pml:106 - [printf('worker %d: the primary key refuses the insert: rolled back\\n',w)] (0:0:0 - 1)
-		IfNotBlocked
-		reached[2][69] = 1;
-		Printf("worker %d: the primary key refuses the insert: rolled back\n", ((int)((P2 *)_this)->w));
-		_m = 3; goto P999; /* 0 */
-	case 84: // STATE 70 - advisory.pml:107 - [(!(txa[w]))] (0:0:0 - 1)
-		IfNotBlocked
-		reached[2][70] = 1;
-		if (!( !(((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ]))))
-			continue;
-		_m = 3; goto P999; /* 0 */
-	case 85: // STATE 71 - advisory.pml:107 - [c = 5] (0:0:1 - 1)
-		IfNotBlocked
-		reached[2][71] = 1;
-		(trpt+1)->bup.oval = ((int)((P2 *)_this)->c);
-		((P2 *)_this)->c = 5;
-#ifdef VAR_RANGES
-		logval("Worker:c", ((int)((P2 *)_this)->c));
-#endif
-		;
-		_m = 3; goto P999; /* 0 */
-	case 86: // STATE 72 - advisory.pml:108 - [printf('worker %d: its transaction is gone: the work is undone\\n',w)] (0:0:0 - 1)
-		IfNotBlocked
-		reached[2][72] = 1;
-		Printf("worker %d: its transaction is gone: the work is undone\n", ((int)((P2 *)_this)->w));
-		_m = 3; goto P999; /* 0 */
-	case 87: // STATE 75 - advisory.pml:110 - [txa[w] = 0] (0:0:1 - 4)
-		IfNotBlocked
-		reached[2][75] = 1;
-		(trpt+1)->bup.oval = ((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ]);
-		now.txa[ Index(((P2 *)_this)->w, 2) ] = 0;
-#ifdef VAR_RANGES
-		logval("txa[Worker:w]", ((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ]));
-#endif
-		;
-		_m = 3; goto P999; /* 0 */
-	case 88: // STATE 76 - advisory.pml:111 - [((lock[k]==(w+1)))] (0:0:0 - 1)
-		IfNotBlocked
-		reached[2][76] = 1;
-		if (!((((int)now.lock[ Index(((int)((P2 *)_this)->k), 2) ])==(((int)((P2 *)_this)->w)+1))))
-			continue;
-		_m = 3; goto P999; /* 0 */
-	case 89: // STATE 77 - advisory.pml:111 - [lock[k] = 0] (0:0:1 - 1)
-		IfNotBlocked
-		reached[2][77] = 1;
-		(trpt+1)->bup.oval = ((int)now.lock[ Index(((int)((P2 *)_this)->k), 2) ]);
-		now.lock[ Index(((P2 *)_this)->k, 2) ] = 0;
-#ifdef VAR_RANGES
-		logval("lock[Worker:k]", ((int)now.lock[ Index(((int)((P2 *)_this)->k), 2) ]));
-#endif
-		;
-		_m = 3; goto P999; /* 0 */
-	case 90: // STATE 83 - advisory.pml:114 - [txa[w] = 0] (0:0:1 - 1)
-		IfNotBlocked
-		reached[2][83] = 1;
-		(trpt+1)->bup.oval = ((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ]);
-		now.txa[ Index(((P2 *)_this)->w, 2) ] = 0;
-#ifdef VAR_RANGES
-		logval("txa[Worker:w]", ((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ]));
-#endif
-		;
-		_m = 3; goto P999; /* 0 */
-	case 91: // STATE 84 - advisory.pml:114 - [((lock[k]==(w+1)))] (0:0:0 - 1)
-		IfNotBlocked
-		reached[2][84] = 1;
-		if (!((((int)now.lock[ Index(((int)((P2 *)_this)->k), 2) ])==(((int)((P2 *)_this)->w)+1))))
-			continue;
-		_m = 3; goto P999; /* 0 */
-	case 92: // STATE 85 - advisory.pml:114 - [lock[k] = 0] (0:0:1 - 1)
+	case 86: // STATE 85 - lease.pml:133 - [printf('worker %d: commits the outcome of token %d\\n',w,t)] (0:0:0 - 1)
 		IfNotBlocked
 		reached[2][85] = 1;
-		(trpt+1)->bup.oval = ((int)now.lock[ Index(((int)((P2 *)_this)->k), 2) ]);
-		now.lock[ Index(((P2 *)_this)->k, 2) ] = 0;
+		Printf("worker %d: commits the outcome of token %d\n", ((int)((P2 *)_this)->w), ((int)((P2 *)_this)->t));
+		_m = 3; goto P999; /* 0 */
+	case 87: // STATE 86 - lease.pml:135 - [(((!(lost)&&txa[w])&&!(((rst[k]==1)&&(rtok[k]==t)))))] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][86] = 1;
+		if (!((( !(((int)((P2 *)_this)->lost))&&((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ]))&& !(((((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ])==1)&&(((int)now.rtok[ Index(((int)((P2 *)_this)->k), 2) ])==((int)((P2 *)_this)->t)))))))
+			continue;
+		if (TstOnly) return 1; /* TT */
+		/* dead 1: lost */  (trpt+1)->bup.oval = ((P2 *)_this)->lost;
+#ifdef HAS_CODE
+		if (!readtrail)
+#endif
+			((P2 *)_this)->lost = 0;
+		_m = 3; goto P999; /* 0 */
+	case 88: // STATE 87 - lease.pml:135 - [c = 3] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][87] = 1;
+		(trpt+1)->bup.oval = ((int)((P2 *)_this)->c);
+		((P2 *)_this)->c = 3;
 #ifdef VAR_RANGES
-		logval("lock[Worker:k]", ((int)now.lock[ Index(((int)((P2 *)_this)->k), 2) ]));
+		logval("Worker:c", ((int)((P2 *)_this)->c));
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 93: // STATE 92 - network.pml:45 - [((c==1))] (0:0:0 - 1)
+	case 89: // STATE 90 - lease.pml:141 - [((c==3))] (0:0:0 - 1)
+		IfNotBlocked
+		reached[2][90] = 1;
+		if (!((((int)((P2 *)_this)->c)==3)))
+			continue;
+		_m = 3; goto P999; /* 0 */
+	case 90: // STATE 91 - lease.pml:141 - [printf('worker %d: the fence refuses token %d's outcome: not recorded\\n',w,t)] (0:0:0 - 1)
+		IfNotBlocked
+		reached[2][91] = 1;
+		Printf("worker %d: the fence refuses token %d's outcome: not recorded\n", ((int)((P2 *)_this)->w), ((int)((P2 *)_this)->t));
+		_m = 3; goto P999; /* 0 */
+	case 91: // STATE 92 - lease.pml:142 - [((c==5))] (0:0:0 - 1)
 		IfNotBlocked
 		reached[2][92] = 1;
+		if (!((((int)((P2 *)_this)->c)==5)))
+			continue;
+		_m = 3; goto P999; /* 0 */
+	case 92: // STATE 93 - lease.pml:142 - [printf('worker %d: its transaction is gone: the work is undone\\n',w)] (0:0:0 - 1)
+		IfNotBlocked
+		reached[2][93] = 1;
+		Printf("worker %d: its transaction is gone: the work is undone\n", ((int)((P2 *)_this)->w));
+		_m = 3; goto P999; /* 0 */
+	case 93: // STATE 97 - lease.pml:145 - [txa[w] = 0] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][97] = 1;
+		(trpt+1)->bup.oval = ((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ]);
+		now.txa[ Index(((P2 *)_this)->w, 2) ] = 0;
+#ifdef VAR_RANGES
+		logval("txa[Worker:w]", ((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ]));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 94: // STATE 99 - lease.pml:148 - [((c==5))] (0:0:0 - 1)
+		IfNotBlocked
+		reached[2][99] = 1;
+		if (!((((int)((P2 *)_this)->c)==5)))
+			continue;
+		_m = 3; goto P999; /* 0 */
+	case 95: // STATE 100 - lease.pml:150 - [(((rst[k]==1)&&(rtok[k]==t)))] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][100] = 1;
+		if (!(((((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ])==1)&&(((int)now.rtok[ Index(((int)((P2 *)_this)->k), 2) ])==((int)((P2 *)_this)->t)))))
+			continue;
+		if (TstOnly) return 1; /* TT */
+		/* dead 1: t */  (trpt+1)->bup.oval = ((P2 *)_this)->t;
+#ifdef HAS_CODE
+		if (!readtrail)
+#endif
+			((P2 *)_this)->t = 0;
+		_m = 3; goto P999; /* 0 */
+	case 96: // STATE 101 - lease.pml:151 - [rst[k] = 0] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][101] = 1;
+		(trpt+1)->bup.oval = ((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ]);
+		now.rst[ Index(((P2 *)_this)->k, 2) ] = 0;
+#ifdef VAR_RANGES
+		logval("rst[Worker:k]", ((int)now.rst[ Index(((int)((P2 *)_this)->k), 2) ]));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 97: // STATE 102 - lease.pml:151 - [rtok[k] = 0] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][102] = 1;
+		(trpt+1)->bup.oval = ((int)now.rtok[ Index(((int)((P2 *)_this)->k), 2) ]);
+		now.rtok[ Index(((P2 *)_this)->k, 2) ] = 0;
+#ifdef VAR_RANGES
+		logval("rtok[Worker:k]", ((int)now.rtok[ Index(((int)((P2 *)_this)->k), 2) ]));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 98: // STATE 103 - lease.pml:151 - [rsc[k] = 0] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][103] = 1;
+		(trpt+1)->bup.oval = ((int)now.rsc[ Index(((int)((P2 *)_this)->k), 2) ]);
+		now.rsc[ Index(((P2 *)_this)->k, 2) ] = 0;
+#ifdef VAR_RANGES
+		logval("rsc[Worker:k]", ((int)now.rsc[ Index(((int)((P2 *)_this)->k), 2) ]));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 99: // STATE 104 - lease.pml:151 - [rfp[k] = 0] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][104] = 1;
+		(trpt+1)->bup.oval = ((int)now.rfp[ Index(((int)((P2 *)_this)->k), 2) ]);
+		now.rfp[ Index(((P2 *)_this)->k, 2) ] = 0;
+#ifdef VAR_RANGES
+		logval("rfp[Worker:k]", ((int)now.rfp[ Index(((int)((P2 *)_this)->k), 2) ]));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 100: // STATE 105 - lease.pml:151 - [rlap[k] = 0] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][105] = 1;
+		(trpt+1)->bup.oval = ((int)now.rlap[ Index(((int)((P2 *)_this)->k), 2) ]);
+		now.rlap[ Index(((P2 *)_this)->k, 2) ] = 0;
+#ifdef VAR_RANGES
+		logval("rlap[Worker:k]", ((int)now.rlap[ Index(((int)((P2 *)_this)->k), 2) ]));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 101: // STATE 116 - network.pml:45 - [((c==1))] (0:0:0 - 1)
+		IfNotBlocked
+		reached[2][116] = 1;
 		if (!((((int)((P2 *)_this)->c)==1)))
 			continue;
 		_m = 3; goto P999; /* 0 */
-	case 94: // STATE 93 - network.pml:45 - [printf('worker %d: answers 200 (execution %d)\\n',w,e)] (0:0:0 - 1)
+	case 102: // STATE 117 - network.pml:45 - [printf('worker %d: answers 200 (execution %d)\\n',w,e)] (0:0:0 - 1)
 		IfNotBlocked
-		reached[2][93] = 1;
+		reached[2][117] = 1;
 		Printf("worker %d: answers 200 (execution %d)\n", ((int)((P2 *)_this)->w), ((int)((P2 *)_this)->e));
 		_m = 3; goto P999; /* 0 */
-	case 95: // STATE 94 - network.pml:46 - [((c==2))] (0:0:0 - 1)
+	case 103: // STATE 118 - network.pml:46 - [((c==2))] (0:0:0 - 1)
 		IfNotBlocked
-		reached[2][94] = 1;
+		reached[2][118] = 1;
 		if (!((((int)((P2 *)_this)->c)==2)))
 			continue;
 		_m = 3; goto P999; /* 0 */
-	case 96: // STATE 95 - network.pml:46 - [printf('worker %d: answers 200 from the record, replayed (execution %d)\\n',w,e)] (0:0:0 - 1)
+	case 104: // STATE 119 - network.pml:46 - [printf('worker %d: answers 200 from the record, replayed (execution %d)\\n',w,e)] (0:0:0 - 1)
 		IfNotBlocked
-		reached[2][95] = 1;
+		reached[2][119] = 1;
 		Printf("worker %d: answers 200 from the record, replayed (execution %d)\n", ((int)((P2 *)_this)->w), ((int)((P2 *)_this)->e));
 		_m = 3; goto P999; /* 0 */
-	case 97: // STATE 97 - network.pml:47 - [printf('worker %d: answers %d\\n',w,( (((c==1)||(c==2))) -> (200) : (( ((c==3)) -> (409) : (( ((c==4)) -> (422) : (( ((c==5)) -> (500) : (401) )) )) )) ))] (0:0:0 - 1)
+	case 105: // STATE 121 - network.pml:47 - [printf('worker %d: answers %d\\n',w,( (((c==1)||(c==2))) -> (200) : (( ((c==3)) -> (409) : (( ((c==4)) -> (422) : (( ((c==5)) -> (500) : (401) )) )) )) ))] (0:0:0 - 1)
 		IfNotBlocked
-		reached[2][97] = 1;
+		reached[2][121] = 1;
 		Printf("worker %d: answers %d\n", ((int)((P2 *)_this)->w), ( (((((int)((P2 *)_this)->c)==1)||(((int)((P2 *)_this)->c)==2))) ? (200) : (( ((((int)((P2 *)_this)->c)==3)) ? (409) : (( ((((int)((P2 *)_this)->c)==4)) ? (422) : (( ((((int)((P2 *)_this)->c)==5)) ? (500) : (401) )) )) )) ));
 		_m = 3; goto P999; /* 0 */
-	case 98: // STATE 100 - network.pml:50 - [((src==1))] (0:0:1 - 1)
+	case 106: // STATE 124 - network.pml:50 - [((src==1))] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][100] = 1;
+		reached[2][124] = 1;
 		if (!((((int)((P2 *)_this)->src)==1)))
 			continue;
 		if (TstOnly) return 1; /* TT */
@@ -1454,15 +1485,15 @@
 #endif
 			((P2 *)_this)->src = 0;
 		_m = 3; goto P999; /* 0 */
-	case 99: // STATE 101 - network.pml:52 - [(nfull(toOther))] (0:0:0 - 1)
+	case 107: // STATE 125 - network.pml:52 - [(nfull(toOther))] (0:0:0 - 1)
 		IfNotBlocked
-		reached[2][101] = 1;
+		reached[2][125] = 1;
 		if (!((!q_full(now.toOther))))
 			continue;
 		_m = 3; goto P999; /* 0 */
-	case 100: // STATE 102 - network.pml:52 - [toOther!c,sc,rf,e] (0:0:0 - 1)
+	case 108: // STATE 126 - network.pml:52 - [toOther!c,sc,rf,e] (0:0:0 - 1)
 		IfNotBlocked
-		reached[2][102] = 1;
+		reached[2][126] = 1;
 		if (q_full(now.toOther))
 			continue;
 #ifdef HAS_CODE
@@ -1477,15 +1508,15 @@
 		
 		qsend(now.toOther, 0, ((int)((P2 *)_this)->c), ((int)((P2 *)_this)->sc), ((int)((P2 *)_this)->rf), ((int)((P2 *)_this)->e), 4);
 		_m = 2; goto P999; /* 0 */
-	case 101: // STATE 103 - network.pml:53 - [(full(toOther))] (0:0:0 - 1)
+	case 109: // STATE 127 - network.pml:53 - [(full(toOther))] (0:0:0 - 1)
 		IfNotBlocked
-		reached[2][103] = 1;
+		reached[2][127] = 1;
 		if (!(q_full(now.toOther)))
 			continue;
 		_m = 3; goto P999; /* 0 */
-	case 102: // STATE 107 - network.pml:57 - [toCli!c,sc,rf,e] (0:0:0 - 1)
+	case 110: // STATE 131 - network.pml:57 - [toCli!c,sc,rf,e] (0:0:0 - 1)
 		IfNotBlocked
-		reached[2][107] = 1;
+		reached[2][131] = 1;
 		if (q_full(now.toCli))
 			continue;
 #ifdef HAS_CODE
@@ -1500,15 +1531,15 @@
 		
 		qsend(now.toCli, 0, ((int)((P2 *)_this)->c), ((int)((P2 *)_this)->sc), ((int)((P2 *)_this)->rf), ((int)((P2 *)_this)->e), 4);
 		_m = 2; goto P999; /* 0 */
-	case 103: // STATE 108 - network.pml:58 - [((1&&((nf<2)&&!(calm))))] (0:0:0 - 1)
+	case 111: // STATE 132 - network.pml:58 - [((1&&((nf<3)&&!(calm))))] (0:0:0 - 1)
 		IfNotBlocked
-		reached[2][108] = 1;
-		if (!((1&&((((int)now.nf)<2)&& !(((int)now.calm))))))
+		reached[2][132] = 1;
+		if (!((1&&((((int)now.nf)<3)&& !(((int)now.calm))))))
 			continue;
 		_m = 3; goto P999; /* 0 */
-	case 104: // STATE 109 - network.pml:58 - [nf = (nf+1)] (0:0:1 - 1)
+	case 112: // STATE 133 - network.pml:58 - [nf = (nf+1)] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][109] = 1;
+		reached[2][133] = 1;
 		(trpt+1)->bup.oval = ((int)now.nf);
 		now.nf = (((int)now.nf)+1);
 #ifdef VAR_RANGES
@@ -1516,14 +1547,14 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 105: // STATE 110 - network.pml:58 - [printf('network: loses the answer\\n')] (0:0:0 - 1)
+	case 113: // STATE 134 - network.pml:58 - [printf('network: loses the answer\\n')] (0:0:0 - 1)
 		IfNotBlocked
-		reached[2][110] = 1;
+		reached[2][134] = 1;
 		Printf("network: loses the answer\n");
 		_m = 3; goto P999; /* 0 */
-	case 106: // STATE 116 - advisory.pml:117 - [wsrc[w] = 0] (0:0:1 - 7)
+	case 114: // STATE 140 - lease.pml:159 - [wsrc[w] = 0] (0:0:1 - 7)
 		IfNotBlocked
-		reached[2][116] = 1;
+		reached[2][140] = 1;
 		(trpt+1)->bup.oval = ((int)now.wsrc[ Index(((int)((P2 *)_this)->w), 2) ]);
 		now.wsrc[ Index(((P2 *)_this)->w, 2) ] = 0;
 #ifdef VAR_RANGES
@@ -1531,9 +1562,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 107: // STATE 117 - advisory.pml:117 - [wkey[w] = 0] (0:0:1 - 1)
+	case 115: // STATE 141 - lease.pml:159 - [wkey[w] = 0] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][117] = 1;
+		reached[2][141] = 1;
 		(trpt+1)->bup.oval = ((int)now.wkey[ Index(((int)((P2 *)_this)->w), 2) ]);
 		now.wkey[ Index(((P2 *)_this)->w, 2) ] = 0;
 #ifdef VAR_RANGES
@@ -1541,9 +1572,19 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 108: // STATE 118 - advisory.pml:117 - [txa[w] = 0] (0:0:1 - 1)
+	case 116: // STATE 142 - lease.pml:159 - [wtok[w] = 0] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][118] = 1;
+		reached[2][142] = 1;
+		(trpt+1)->bup.oval = ((int)now.wtok[ Index(((int)((P2 *)_this)->w), 2) ]);
+		now.wtok[ Index(((P2 *)_this)->w, 2) ] = 0;
+#ifdef VAR_RANGES
+		logval("wtok[Worker:w]", ((int)now.wtok[ Index(((int)((P2 *)_this)->w), 2) ]));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 117: // STATE 143 - lease.pml:159 - [txa[w] = 0] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][143] = 1;
 		(trpt+1)->bup.oval = ((int)now.txa[ Index(((int)((P2 *)_this)->w), 2) ]);
 		now.txa[ Index(((P2 *)_this)->w, 2) ] = 0;
 #ifdef VAR_RANGES
@@ -1551,9 +1592,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 109: // STATE 119 - advisory.pml:118 - [src = 0] (0:0:1 - 1)
+	case 118: // STATE 144 - lease.pml:160 - [src = 0] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][119] = 1;
+		reached[2][144] = 1;
 		(trpt+1)->bup.oval = ((int)((P2 *)_this)->src);
 		((P2 *)_this)->src = 0;
 #ifdef VAR_RANGES
@@ -1561,9 +1602,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 110: // STATE 120 - advisory.pml:118 - [s = 0] (0:0:1 - 1)
+	case 119: // STATE 145 - lease.pml:160 - [s = 0] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][120] = 1;
+		reached[2][145] = 1;
 		(trpt+1)->bup.oval = ((int)((P2 *)_this)->s);
 		((P2 *)_this)->s = 0;
 #ifdef VAR_RANGES
@@ -1571,9 +1612,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 111: // STATE 121 - advisory.pml:118 - [k = 0] (0:0:1 - 1)
+	case 120: // STATE 146 - lease.pml:160 - [k = 0] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][121] = 1;
+		reached[2][146] = 1;
 		(trpt+1)->bup.oval = ((int)((P2 *)_this)->k);
 		((P2 *)_this)->k = 0;
 #ifdef VAR_RANGES
@@ -1581,9 +1622,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 112: // STATE 122 - advisory.pml:118 - [t = 0] (0:0:1 - 1)
+	case 121: // STATE 147 - lease.pml:160 - [t = 0] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][122] = 1;
+		reached[2][147] = 1;
 		(trpt+1)->bup.oval = ((int)((P2 *)_this)->t);
 		((P2 *)_this)->t = 0;
 #ifdef VAR_RANGES
@@ -1591,9 +1632,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 113: // STATE 123 - advisory.pml:118 - [c = 0] (0:0:1 - 1)
+	case 122: // STATE 148 - lease.pml:160 - [c = 0] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][123] = 1;
+		reached[2][148] = 1;
 		(trpt+1)->bup.oval = ((int)((P2 *)_this)->c);
 		((P2 *)_this)->c = 0;
 #ifdef VAR_RANGES
@@ -1601,9 +1642,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 114: // STATE 124 - advisory.pml:118 - [sc = 0] (0:0:1 - 1)
+	case 123: // STATE 149 - lease.pml:160 - [sc = 0] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][124] = 1;
+		reached[2][149] = 1;
 		(trpt+1)->bup.oval = ((int)((P2 *)_this)->sc);
 		((P2 *)_this)->sc = 0;
 #ifdef VAR_RANGES
@@ -1611,9 +1652,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 115: // STATE 125 - advisory.pml:118 - [e = 0] (0:0:1 - 1)
+	case 124: // STATE 150 - lease.pml:160 - [e = 0] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][125] = 1;
+		reached[2][150] = 1;
 		(trpt+1)->bup.oval = ((int)((P2 *)_this)->e);
 		((P2 *)_this)->e = 0;
 #ifdef VAR_RANGES
@@ -1621,9 +1662,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 116: // STATE 126 - advisory.pml:118 - [fp = 0] (0:0:1 - 1)
+	case 125: // STATE 151 - lease.pml:160 - [fp = 0] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][126] = 1;
+		reached[2][151] = 1;
 		(trpt+1)->bup.oval = ((int)((P2 *)_this)->fp);
 		((P2 *)_this)->fp = 0;
 #ifdef VAR_RANGES
@@ -1631,9 +1672,9 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 117: // STATE 127 - advisory.pml:118 - [rf = 0] (0:0:1 - 1)
+	case 126: // STATE 152 - lease.pml:160 - [rf = 0] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][127] = 1;
+		reached[2][152] = 1;
 		(trpt+1)->bup.oval = ((int)((P2 *)_this)->rf);
 		((P2 *)_this)->rf = 0;
 #ifdef VAR_RANGES
@@ -1641,14 +1682,34 @@
 #endif
 		;
 		_m = 3; goto P999; /* 0 */
-	case 118: // STATE 155 - advisory.pml:127 - [-end-] (0:0:0 - 1)
+	case 127: // STATE 153 - lease.pml:160 - [lost = 0] (0:0:1 - 1)
 		IfNotBlocked
-		reached[2][155] = 1;
+		reached[2][153] = 1;
+		(trpt+1)->bup.oval = ((int)((P2 *)_this)->lost);
+		((P2 *)_this)->lost = 0;
+#ifdef VAR_RANGES
+		logval("Worker:lost", ((int)((P2 *)_this)->lost));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 128: // STATE 154 - lease.pml:160 - [acq = 0] (0:0:1 - 1)
+		IfNotBlocked
+		reached[2][154] = 1;
+		(trpt+1)->bup.oval = ((int)((P2 *)_this)->acq);
+		((P2 *)_this)->acq = 0;
+#ifdef VAR_RANGES
+		logval("Worker:acq", ((int)((P2 *)_this)->acq));
+#endif
+		;
+		_m = 3; goto P999; /* 0 */
+	case 129: // STATE 180 - lease.pml:169 - [-end-] (0:0:0 - 1)
+		IfNotBlocked
+		reached[2][180] = 1;
 		if (!delproc(1, II)) continue;
 		_m = 3; goto P999; /* 0 */
 
 		 /* PROC Other */
-	case 119: // STATE 1 - client.pml:124 - [(nfull(toSrv))] (3:0:1 - 1)
+	case 130: // STATE 1 - client.pml:124 - [(nfull(toSrv))] (3:0:1 - 1)
 		IfNotBlocked
 		reached[1][1] = 1;
 		if (!((!q_full(now.toSrv))))
@@ -1662,7 +1723,7 @@
 #endif
 		;
 		_m = 3; goto P999; /* 1 */
-	case 120: // STATE 3 - client.pml:124 - [toSrv!1,1,0] (0:0:0 - 1)
+	case 131: // STATE 3 - client.pml:124 - [toSrv!1,1,0] (0:0:0 - 1)
 		IfNotBlocked
 		reached[1][3] = 1;
 		if (q_full(now.toSrv))
@@ -1678,7 +1739,7 @@
 		
 		qsend(now.toSrv, 0, 1, 1, 0, 0, 3);
 		_m = 2; goto P999; /* 0 */
-	case 121: // STATE 5 - client.pml:125 - [(((phase==0)&&nfull(toSrv)))] (7:0:1 - 1)
+	case 132: // STATE 5 - client.pml:125 - [(((phase==0)&&nfull(toSrv)))] (7:0:1 - 1)
 		IfNotBlocked
 		reached[1][5] = 1;
 		if (!(((((int)now.phase)==0)&&(!q_full(now.toSrv)))))
@@ -1692,7 +1753,7 @@
 #endif
 		;
 		_m = 3; goto P999; /* 1 */
-	case 122: // STATE 7 - client.pml:125 - [toSrv!1,0,1] (0:0:0 - 1)
+	case 133: // STATE 7 - client.pml:125 - [toSrv!1,0,1] (0:0:0 - 1)
 		IfNotBlocked
 		reached[1][7] = 1;
 		if (q_full(now.toSrv))
@@ -1708,7 +1769,7 @@
 		
 		qsend(now.toSrv, 0, 1, 0, 1, 0, 3);
 		_m = 2; goto P999; /* 0 */
-	case 123: // STATE 11 - client.pml:128 - [toOther?c,sc,afp,e] (0:0:4 - 3)
+	case 134: // STATE 11 - client.pml:128 - [toOther?c,sc,afp,e] (0:0:4 - 3)
 		reached[1][11] = 1;
 		if (q_len(now.toOther) == 0) continue;
 
@@ -1751,7 +1812,7 @@
 #endif
 		;
 		_m = 4; goto P999; /* 0 */
-	case 124: // STATE 12 - client.pml:130 - [(((c==1)||(c==2)))] (14:0:1 - 1)
+	case 135: // STATE 12 - client.pml:130 - [(((c==1)||(c==2)))] (14:0:1 - 1)
 		IfNotBlocked
 		reached[1][12] = 1;
 		if (!(((((int)((P1 *)_this)->c)==1)||(((int)((P1 *)_this)->c)==2))))
@@ -1766,19 +1827,19 @@
 		reached[1][13] = 1;
 		spin_assert((((int)((P1 *)_this)->sc)==((int)((P1 *)_this)->s)), "(sc==s)", II, tt, t);
 		_m = 3; goto P999; /* 1 */
-	case 125: // STATE 14 - client.pml:132 - [assert(((afp==fp)&&(e==committed[s])))] (0:0:0 - 1)
+	case 136: // STATE 14 - client.pml:132 - [assert(((afp==fp)&&(e==committed[s])))] (0:0:0 - 1)
 		IfNotBlocked
 		reached[1][14] = 1;
 		spin_assert(((((int)((P1 *)_this)->afp)==((int)((P1 *)_this)->fp))&&(((int)((P1 *)_this)->e)==((int)now.committed[ Index(((int)((P1 *)_this)->s), 2) ]))), "((afp==fp)&&(e==committed[s]))", II, tt, t);
 		_m = 3; goto P999; /* 0 */
-	case 126: // STATE 18 - client.pml:135 - [-end-] (0:0:0 - 3)
+	case 137: // STATE 18 - client.pml:135 - [-end-] (0:0:0 - 3)
 		IfNotBlocked
 		reached[1][18] = 1;
 		if (!delproc(1, II)) continue;
 		_m = 3; goto P999; /* 0 */
 
 		 /* PROC Client */
-	case 127: // STATE 1 - client.pml:38 - [(!(started))] (5:0:1 - 1)
+	case 138: // STATE 1 - client.pml:38 - [(!(started))] (5:0:1 - 1)
 		IfNotBlocked
 		reached[0][1] = 1;
 		if (!( !(((int)now.started))))
@@ -1792,7 +1853,7 @@
 #endif
 		;
 		_m = 3; goto P999; /* 1 */
-	case 128: // STATE 3 - client.pml:22 - [js = 1] (0:114:3 - 1)
+	case 139: // STATE 3 - client.pml:22 - [js = 1] (0:114:3 - 1)
 		IfNotBlocked
 		reached[0][3] = 1;
 		(trpt+1)->bup.ovals = grab_ints(3);
@@ -1822,19 +1883,19 @@
 		reached[0][115] = 1;
 		;
 		_m = 3; goto P999; /* 3 */
-	case 129: // STATE 8 - client.pml:46 - [(((((cs==1)||(cs==2))&&nfull(toSrv))&&nfull(toCli)))] (0:0:0 - 1)
+	case 140: // STATE 8 - client.pml:46 - [(((((cs==1)||(cs==2))&&nfull(toSrv))&&nfull(toCli)))] (0:0:0 - 1)
 		IfNotBlocked
 		reached[0][8] = 1;
 		if (!(((((((int)now.cs)==1)||(((int)now.cs)==2))&&(!q_full(now.toSrv)))&&(!q_full(now.toCli)))))
 			continue;
 		_m = 3; goto P999; /* 0 */
-	case 130: // STATE 9 - client.pml:48 - [(((cs==2)&&(phase>0)))] (0:0:0 - 1)
+	case 141: // STATE 9 - client.pml:48 - [(((cs==2)&&(phase>0)))] (0:0:0 - 1)
 		IfNotBlocked
 		reached[0][9] = 1;
 		if (!(((((int)now.cs)==2)&&(((int)now.phase)>0))))
 			continue;
 		_m = 3; goto P999; /* 0 */
-	case 131: // STATE 10 - client.pml:22 - [js = 5] (0:114:3 - 1)
+	case 142: // STATE 10 - client.pml:22 - [js = 5] (0:114:3 - 1)
 		IfNotBlocked
 		reached[0][10] = 1;
 		(trpt+1)->bup.ovals = grab_ints(3);
@@ -1867,7 +1928,7 @@
 		reached[0][115] = 1;
 		;
 		_m = 3; goto P999; /* 4 */
-	case 132: // STATE 36 - client.pml:50 - [.(goto)] (0:114:0 - 2)
+	case 143: // STATE 36 - client.pml:50 - [.(goto)] (0:114:0 - 2)
 		IfNotBlocked
 		reached[0][36] = 1;
 		;
@@ -1875,7 +1936,7 @@
 		reached[0][115] = 1;
 		;
 		_m = 3; goto P999; /* 1 */
-	case 133: // STATE 16 - network.pml:31 - [toSrv!0,0,0] (114:0:2 - 1)
+	case 144: // STATE 16 - network.pml:31 - [toSrv!0,0,0] (114:0:2 - 1)
 		IfNotBlocked
 		reached[0][16] = 1;
 		if (q_full(now.toSrv))
@@ -1920,10 +1981,10 @@
 		reached[0][115] = 1;
 		;
 		_m = 2; goto P999; /* 6 */
-	case 134: // STATE 18 - network.pml:32 - [((1&&((nf<2)&&!(calm))))] (114:0:3 - 1)
+	case 145: // STATE 18 - network.pml:32 - [((1&&((nf<3)&&!(calm))))] (114:0:3 - 1)
 		IfNotBlocked
 		reached[0][18] = 1;
-		if (!((1&&((((int)now.nf)<2)&& !(((int)now.calm))))))
+		if (!((1&&((((int)now.nf)<3)&& !(((int)now.calm))))))
 			continue;
 		/* merge: nf = (nf+1)(114, 19, 114) */
 		reached[0][19] = 1;
@@ -1963,10 +2024,10 @@
 		reached[0][115] = 1;
 		;
 		_m = 3; goto P999; /* 7 */
-	case 135: // STATE 21 - network.pml:33 - [(((1&&((nf<2)&&!(calm)))&&(len(toSrv)<(3-1))))] (23:0:1 - 1)
+	case 146: // STATE 21 - network.pml:33 - [(((1&&((nf<3)&&!(calm)))&&(len(toSrv)<(3-1))))] (23:0:1 - 1)
 		IfNotBlocked
 		reached[0][21] = 1;
-		if (!(((1&&((((int)now.nf)<2)&& !(((int)now.calm))))&&(q_len(now.toSrv)<(3-1)))))
+		if (!(((1&&((((int)now.nf)<3)&& !(((int)now.calm))))&&(q_len(now.toSrv)<(3-1)))))
 			continue;
 		/* merge: nf = (nf+1)(0, 22, 23) */
 		reached[0][22] = 1;
@@ -1977,7 +2038,7 @@
 #endif
 		;
 		_m = 3; goto P999; /* 1 */
-	case 136: // STATE 23 - network.pml:34 - [toSrv!0,0,0] (0:0:0 - 1)
+	case 147: // STATE 23 - network.pml:34 - [toSrv!0,0,0] (0:0:0 - 1)
 		IfNotBlocked
 		reached[0][23] = 1;
 		if (q_full(now.toSrv))
@@ -1993,7 +2054,7 @@
 		
 		qsend(now.toSrv, 0, 0, 0, 0, 0, 3);
 		_m = 2; goto P999; /* 0 */
-	case 137: // STATE 24 - network.pml:34 - [toSrv!0,0,0] (114:0:2 - 1)
+	case 148: // STATE 24 - network.pml:34 - [toSrv!0,0,0] (114:0:2 - 1)
 		IfNotBlocked
 		reached[0][24] = 1;
 		if (q_full(now.toSrv))
@@ -2038,10 +2099,10 @@
 		reached[0][115] = 1;
 		;
 		_m = 2; goto P999; /* 6 */
-	case 138: // STATE 26 - network.pml:36 - [((1&&((nf<2)&&!(calm))))] (28:0:1 - 1)
+	case 149: // STATE 26 - network.pml:36 - [((1&&((nf<3)&&!(calm))))] (28:0:1 - 1)
 		IfNotBlocked
 		reached[0][26] = 1;
-		if (!((1&&((((int)now.nf)<2)&& !(((int)now.calm))))))
+		if (!((1&&((((int)now.nf)<3)&& !(((int)now.calm))))))
 			continue;
 		/* merge: nf = (nf+1)(0, 27, 28) */
 		reached[0][27] = 1;
@@ -2052,7 +2113,7 @@
 #endif
 		;
 		_m = 3; goto P999; /* 1 */
-	case 139: // STATE 28 - network.pml:36 - [toCli!6,0,0,0] (114:0:2 - 1)
+	case 150: // STATE 28 - network.pml:36 - [toCli!6,0,0,0] (114:0:2 - 1)
 		IfNotBlocked
 		reached[0][28] = 1;
 		if (q_full(now.toCli))
@@ -2098,7 +2159,7 @@
 		reached[0][115] = 1;
 		;
 		_m = 2; goto P999; /* 6 */
-	case 140: // STATE 33 - client.pml:49 - [sent = 1] (0:114:2 - 5)
+	case 151: // STATE 33 - client.pml:49 - [sent = 1] (0:114:2 - 5)
 		IfNotBlocked
 		reached[0][33] = 1;
 		(trpt+1)->bup.ovals = grab_ints(2);
@@ -2123,7 +2184,7 @@
 		reached[0][115] = 1;
 		;
 		_m = 3; goto P999; /* 3 */
-	case 141: // STATE 38 - client.pml:60 - [toCli?c,sc,fp,e] (0:0:4 - 1)
+	case 152: // STATE 38 - client.pml:60 - [toCli?c,sc,fp,e] (0:0:4 - 1)
 		reached[0][38] = 1;
 		if (q_len(now.toCli) == 0) continue;
 
@@ -2166,13 +2227,13 @@
 #endif
 		;
 		_m = 4; goto P999; /* 0 */
-	case 142: // STATE 39 - client.pml:62 - [((cs==3))] (0:0:0 - 1)
+	case 153: // STATE 39 - client.pml:62 - [((cs==3))] (0:0:0 - 1)
 		IfNotBlocked
 		reached[0][39] = 1;
 		if (!((((int)now.cs)==3)))
 			continue;
 		_m = 3; goto P999; /* 0 */
-	case 143: // STATE 40 - client.pml:64 - [(((c==1)||(c==2)))] (114:0:7 - 1)
+	case 154: // STATE 40 - client.pml:64 - [(((c==1)||(c==2)))] (114:0:7 - 1)
 		IfNotBlocked
 		reached[0][40] = 1;
 		if (!(((((int)((P0 *)_this)->c)==1)||(((int)((P0 *)_this)->c)==2))))
@@ -2251,7 +2312,7 @@
 		reached[0][115] = 1;
 		;
 		_m = 3; goto P999; /* 12 */
-	case 144: // STATE 46 - client.pml:69 - [((c==4))] (114:0:7 - 1)
+	case 155: // STATE 46 - client.pml:69 - [((c==4))] (114:0:7 - 1)
 		IfNotBlocked
 		reached[0][46] = 1;
 		if (!((((int)((P0 *)_this)->c)==4)))
@@ -2324,7 +2385,7 @@
 		reached[0][115] = 1;
 		;
 		_m = 3; goto P999; /* 10 */
-	case 145: // STATE 50 - client.pml:71 - [((c==6))] (0:0:1 - 1)
+	case 156: // STATE 50 - client.pml:71 - [((c==6))] (0:0:1 - 1)
 		IfNotBlocked
 		reached[0][50] = 1;
 		if (!((((int)((P0 *)_this)->c)==6)))
@@ -2336,7 +2397,7 @@
 #endif
 			((P0 *)_this)->c = 0;
 		_m = 3; goto P999; /* 0 */
-	case 146: // STATE 51 - client.pml:22 - [js = 2] (0:114:7 - 1)
+	case 157: // STATE 51 - client.pml:22 - [js = 2] (0:114:7 - 1)
 		IfNotBlocked
 		reached[0][51] = 1;
 		(trpt+1)->bup.ovals = grab_ints(7);
@@ -2407,7 +2468,7 @@
 		reached[0][115] = 1;
 		;
 		_m = 3; goto P999; /* 10 */
-	case 147: // STATE 56 - client.pml:73 - [(((c==3)||(c==5)))] (114:0:5 - 1)
+	case 158: // STATE 56 - client.pml:73 - [(((c==3)||(c==5)))] (114:0:5 - 1)
 		IfNotBlocked
 		reached[0][56] = 1;
 		if (!(((((int)((P0 *)_this)->c)==3)||(((int)((P0 *)_this)->c)==5))))
@@ -2466,7 +2527,7 @@
 		reached[0][115] = 1;
 		;
 		_m = 3; goto P999; /* 9 */
-	case 148: // STATE 64 - client.pml:78 - [c = 0] (0:114:4 - 7)
+	case 159: // STATE 64 - client.pml:78 - [c = 0] (0:114:4 - 7)
 		IfNotBlocked
 		reached[0][64] = 1;
 		(trpt+1)->bup.ovals = grab_ints(4);
@@ -2504,7 +2565,7 @@
 		reached[0][115] = 1;
 		;
 		_m = 3; goto P999; /* 4 */
-	case 149: // STATE 69 - client.pml:82 - [(((cs==3)&&!((((toSrv??[0,_,_]||(len(toCli)>0))||(wsrc[0]==(0+1)))||(wsrc[1]==(0+1))))))] (114:0:1 - 1)
+	case 160: // STATE 69 - client.pml:82 - [(((cs==3)&&!((((toSrv??[0,_,_]||(len(toCli)>0))||(wsrc[0]==(0+1)))||(wsrc[1]==(0+1))))))] (114:0:1 - 1)
 		IfNotBlocked
 		reached[0][69] = 1;
 		if (!(((((int)now.cs)==3)&& !((((Q_has(now.toSrv, 1, 0, 0, 0, 0, 0, 0, 0)||(q_len(now.toCli)>0))||(((int)now.wsrc[0])==(0+1)))||(((int)now.wsrc[1])==(0+1)))))))
@@ -2521,10 +2582,10 @@
 		reached[0][115] = 1;
 		;
 		_m = 3; goto P999; /* 2 */
-	case 150: // STATE 72 - client.pml:84 - [(((1&&((nf<2)&&!(calm)))&&(cs==3)))] (114:0:2 - 1)
+	case 161: // STATE 72 - client.pml:84 - [(((1&&((nf<3)&&!(calm)))&&(cs==3)))] (114:0:2 - 1)
 		IfNotBlocked
 		reached[0][72] = 1;
-		if (!(((1&&((((int)now.nf)<2)&& !(((int)now.calm))))&&(((int)now.cs)==3))))
+		if (!(((1&&((((int)now.nf)<3)&& !(((int)now.calm))))&&(((int)now.cs)==3))))
 			continue;
 		/* merge: nf = (nf+1)(114, 73, 114) */
 		reached[0][73] = 1;
@@ -2547,19 +2608,19 @@
 		reached[0][115] = 1;
 		;
 		_m = 3; goto P999; /* 3 */
-	case 151: // STATE 76 - client.pml:88 - [(((js==2)&&(cs==0)))] (0:0:0 - 1)
+	case 162: // STATE 76 - client.pml:88 - [(((js==2)&&(cs==0)))] (0:0:0 - 1)
 		IfNotBlocked
 		reached[0][76] = 1;
 		if (!(((((int)now.js)==2)&&(((int)now.cs)==0))))
 			continue;
 		_m = 3; goto P999; /* 0 */
-	case 152: // STATE 77 - client.pml:90 - [((phase>0))] (0:0:0 - 1)
+	case 163: // STATE 77 - client.pml:90 - [((phase>0))] (0:0:0 - 1)
 		IfNotBlocked
 		reached[0][77] = 1;
 		if (!((((int)now.phase)>0)))
 			continue;
 		_m = 3; goto P999; /* 0 */
-	case 153: // STATE 78 - client.pml:22 - [js = 5] (0:114:3 - 1)
+	case 164: // STATE 78 - client.pml:22 - [js = 5] (0:114:3 - 1)
 		IfNotBlocked
 		reached[0][78] = 1;
 		(trpt+1)->bup.ovals = grab_ints(3);
@@ -2592,7 +2653,7 @@
 		reached[0][115] = 1;
 		;
 		_m = 3; goto P999; /* 4 */
-	case 154: // STATE 89 - client.pml:92 - [.(goto)] (0:114:0 - 2)
+	case 165: // STATE 89 - client.pml:92 - [.(goto)] (0:114:0 - 2)
 		IfNotBlocked
 		reached[0][89] = 1;
 		;
@@ -2600,7 +2661,7 @@
 		reached[0][115] = 1;
 		;
 		_m = 3; goto P999; /* 1 */
-	case 155: // STATE 84 - client.pml:22 - [js = 1] (0:114:3 - 1)
+	case 166: // STATE 84 - client.pml:22 - [js = 1] (0:114:3 - 1)
 		IfNotBlocked
 		reached[0][84] = 1;
 		(trpt+1)->bup.ovals = grab_ints(3);
@@ -2633,7 +2694,7 @@
 		reached[0][115] = 1;
 		;
 		_m = 3; goto P999; /* 4 */
-	case 156: // STATE 91 - client.pml:95 - [((jd!=js))] (114:0:1 - 1)
+	case 167: // STATE 91 - client.pml:95 - [((jd!=js))] (114:0:1 - 1)
 		IfNotBlocked
 		reached[0][91] = 1;
 		if (!((((int)now.jd)!=((int)now.js))))
@@ -2650,10 +2711,10 @@
 		reached[0][115] = 1;
 		;
 		_m = 3; goto P999; /* 2 */
-	case 157: // STATE 94 - client.pml:100 - [(((1&&((nf<2)&&!(calm)))&&started))] (111:0:3 - 1)
+	case 168: // STATE 94 - client.pml:100 - [(((1&&((nf<3)&&!(calm)))&&started))] (111:0:3 - 1)
 		IfNotBlocked
 		reached[0][94] = 1;
-		if (!(((1&&((((int)now.nf)<2)&& !(((int)now.calm))))&&((int)now.started))))
+		if (!(((1&&((((int)now.nf)<3)&& !(((int)now.calm))))&&((int)now.started))))
 			continue;
 		/* merge: nf = (nf+1)(111, 95, 111) */
 		reached[0][95] = 1;
@@ -2684,19 +2745,19 @@
 #endif
 		;
 		_m = 3; goto P999; /* 4 */
-	case 158: // STATE 99 - client.pml:104 - [((js==1))] (0:0:0 - 1)
+	case 169: // STATE 99 - client.pml:104 - [((js==1))] (0:0:0 - 1)
 		IfNotBlocked
 		reached[0][99] = 1;
 		if (!((((int)now.js)==1)))
 			continue;
 		_m = 3; goto P999; /* 0 */
-	case 159: // STATE 100 - client.pml:107 - [((phase>0))] (0:0:0 - 1)
+	case 170: // STATE 100 - client.pml:107 - [((phase>0))] (0:0:0 - 1)
 		IfNotBlocked
 		reached[0][100] = 1;
 		if (!((((int)now.phase)>0)))
 			continue;
 		_m = 3; goto P999; /* 0 */
-	case 160: // STATE 101 - client.pml:22 - [js = 5] (0:114:3 - 1)
+	case 171: // STATE 101 - client.pml:22 - [js = 5] (0:114:3 - 1)
 		IfNotBlocked
 		reached[0][101] = 1;
 		(trpt+1)->bup.ovals = grab_ints(3);
@@ -2732,7 +2793,7 @@
 		reached[0][115] = 1;
 		;
 		_m = 3; goto P999; /* 5 */
-	case 161: // STATE 109 - client.pml:111 - [.(goto)] (0:114:0 - 2)
+	case 172: // STATE 109 - client.pml:111 - [.(goto)] (0:114:0 - 2)
 		IfNotBlocked
 		reached[0][109] = 1;
 		;
@@ -2743,7 +2804,7 @@
 		reached[0][115] = 1;
 		;
 		_m = 3; goto P999; /* 2 */
-	case 162: // STATE 107 - client.pml:109 - [cs = 1] (0:114:1 - 1)
+	case 173: // STATE 107 - client.pml:109 - [cs = 1] (0:114:1 - 1)
 		IfNotBlocked
 		reached[0][107] = 1;
 		(trpt+1)->bup.oval = ((int)now.cs);
@@ -2762,7 +2823,7 @@
 		reached[0][115] = 1;
 		;
 		_m = 3; goto P999; /* 3 */
-	case 163: // STATE 112 - client.pml:112 - [.(goto)] (0:114:0 - 2)
+	case 174: // STATE 112 - client.pml:112 - [.(goto)] (0:114:0 - 2)
 		IfNotBlocked
 		reached[0][112] = 1;
 		;
@@ -2770,7 +2831,7 @@
 		reached[0][115] = 1;
 		;
 		_m = 3; goto P999; /* 1 */
-	case 164: // STATE 117 - client.pml:114 - [-end-] (0:0:0 - 1)
+	case 175: // STATE 117 - client.pml:114 - [-end-] (0:0:0 - 1)
 		IfNotBlocked
 		reached[0][117] = 1;
 		if (!delproc(1, II)) continue;

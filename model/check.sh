@@ -1,0 +1,173 @@
+#!/usr/bin/env bash
+# Checks the Promela model of idem's protocol with spin.
+#
+# First the real model: every property, exhaustively, in each of the three
+# server designs. Then each mutant, a variant that brings back a known bug:
+# spin must find a counterexample, and it must break the property the bug
+# is about. Then the known limit (an effect outside the transaction), whose
+# counterexample is printed, shortened to the steps of the story.
+#
+# Exits non-zero if the real model has an error, a search is incomplete, or
+# a mutant is not caught. Usage: model/check.sh [-v]  (-v prints every
+# counterexample's story, not only the limits').
+set -euo pipefail
+cd "$(dirname "$0")"
+
+verbose=0
+[ "${1:-}" = "-v" ] && verbose=1
+
+if ! command -v spin >/dev/null 2>&1; then
+	echo "installing spin"
+	sudo=""
+	[ "$(id -u)" -ne 0 ] && sudo=sudo
+	$sudo apt-get update -qq >/dev/null
+	DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq spin >/dev/null
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+cp ./*.pml "$work"/
+cd "$work"
+
+# Memory bound of each search, in MB; depth bound; faults in one run;
+# searches run at once (one per core).
+MEMLIM=1024
+DEPTH=10000
+MAXF=${MAXF:-2}
+JOBS=${JOBS:-2}
+
+# The text of the error each property reports, as pan prints it.
+declare -A sign=(
+	[P1]='assertion violated \(commits\[k\]==0\)'
+	[P2]='acceptance cycle'
+	[P3]='assertion violated \(\(a?fp==[01]?f?p?\)&&\(e==committed'
+	[P4]='assertion violated \(sc=='
+	[P5]='assertion violated.*(wtok\[\(1-w\)\]|lock\[k\]==\(w\+1\))'
+	[LIMIT]='assertion violated \(ext\[k\]<=1\)'
+)
+
+# check N NAME EXPECT MODE DEFINES... runs one search in its own directory
+# and writes its report to N.out, and N.fail if it failed.
+#   EXPECT: pass, or the property whose counterexample must be found
+#   MODE:   safety (assertions), liveness (P2 under weak fairness), or
+#           shortest (assertions, breadth-first: the shortest trail)
+check() {
+	local n=$1 name=$2 expect=$3 mode=$4
+	shift 4
+	local defs=("$@" "-DMAXF=$MAXF") t0 out cc=(-O1 -w "-DMEMLIM=$MEMLIM") run=(-m"$DEPTH")
+	t0=$(date +%s.%N)
+	mkdir "run$n"
+	cd "run$n"
+	cp ../*.pml .
+	[ "$expect" = pass ] || cc[0]=-O0   # a counterexample comes at once: compile fast
+	case $mode in
+	safety) cc+=(-DNOCLAIM -DSAFETY); run+=(-w22) ;;
+	shortest) cc+=(-DNOCLAIM -DSAFETY -DBFS); run+=(-w20) ;;
+	liveness) defs+=(-DLIVENESS); cc+=(-DNFAIR=3); run+=(-a -f -w20 -N no_op_lost) ;;
+	esac
+	spin -a "${defs[@]}" idem.pml >/dev/null
+	gcc "${cc[@]}" -o pan pan.c
+	out=$(./pan "${run[@]}" 2>&1 || true)
+	local secs states trans errors result ok=1
+	secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
+	states=$(grep -Eo '^ *[0-9.e+]+ states, stored' <<<"$out" | awk '{print $1}')
+	trans=$(grep -Eo '^ *[0-9.e+]+ transitions' <<<"$out" | awk '{print $1}')
+	errors=$(grep -Eo 'errors: [0-9]+' <<<"$out" | awk '{print $2}')
+	if grep -Eq 'reached -DMEMLIM|depth too small|out of memory' <<<"$out"; then
+		result="INCOMPLETE"; ok=0
+	elif [ "$expect" = pass ]; then
+		if [ "${errors:-1}" = 0 ]; then result="ok"; else result="ERROR"; ok=0; fi
+	elif [ "${errors:-0}" = 0 ]; then
+		result="MISSED"; ok=0
+	elif grep -Eq "${sign[$expect]}" <<<"$out"; then
+		result="caught"
+	else
+		result="OTHER"; ok=0   # a counterexample, but not to the property named
+	fi
+	{
+		printf '%-62s %-8s %10s %12s %7s\n' "$name" "$result" "${states:-?}" "${trans:-?}" "$secs"
+		if [ $ok = 0 ]; then
+			grep -E '^pan|errors:|Warning' <<<"$out" | sed 's/^/    /'
+		fi
+		if [ -f idem.pml.trail ] && { [ $verbose = 1 ] || [ $ok = 0 ] || [ "$expect" = LIMIT ]; }; then
+			echo "    counterexample ($(grep -Eo '^pan:1: .*\(at depth [0-9]+\)' <<<"$out" | head -1 | sed 's/^pan:1: //')):"
+			spin -t "${defs[@]}" idem.pml 2>/dev/null |
+				grep -Ev '^(spin:|ltl |#processes|[0-9]+ process|\s+[0-9]+:\s+proc|\s*$)|^\s+\S+ = |queue [0-9]' |
+				sed 's/^ */      /'
+		fi
+	} >"../$n.out"
+	[ $ok = 1 ] || touch "../$n.fail"
+	cd ..
+	rm -rf "run$n"
+}
+
+# Searches run in the background, JOBS at a time; reports are printed in
+# order as they come in.
+n=0
+shown=0
+show() {
+	while [ -f "$((shown + 1)).done" ]; do
+		shown=$((shown + 1))
+		cat "$shown.out"
+	done
+}
+queue() {
+	n=$((n + 1))
+	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do
+		wait -n || true
+		show
+	done
+	(check "$n" "$@"; touch "$n.done") &
+}
+section() {
+	n=$((n + 1))
+	printf '\n%s\n' "$*" >"$n.out"
+	touch "$n.done"
+}
+
+start=$SECONDS
+echo "faults per run: $MAXF"
+printf '%-62s %-8s %10s %12s %7s\n' "run" "result" "states" "transitions" "seconds"
+section "The real model: P1 P3 P4 P5 (assertions) and P2 (no operation lost)"
+for d in LEASE LEASE_TX ADVISORY; do
+	queue "$d: P1 P3 P4 P5" pass safety "-DDESIGN=$d"
+done
+for d in LEASE LEASE_TX ADVISORY; do
+	queue "$d: P2, weak fairness" pass liveness "-DDESIGN=$d" -DNO_OTHER
+	queue "$d: P2, weak fairness, time stands still" pass liveness "-DDESIGN=$d" -DNO_OTHER -DNO_EXPIRY
+done
+queue "ADVISORY, lookup in the lock's statement: the key keeps P1" pass safety \
+	-DDESIGN=ADVISORY -DMUT_SAME_STMT -DNO_P5
+queue "ADVISORY, no connection lost: the outside call is made once" pass safety \
+	-DDESIGN=ADVISORY -DOUTSIDE -DLIMIT -DNO_WCRASH -DNO_RESTART
+
+section "Mutants: each must break the property named"
+queue "unfenced completion (LEASE_TX) -> P1" P1 safety -DDESIGN=LEASE_TX -DMUT_UNFENCED
+queue "unfenced completion (LEASE) -> P1" P1 safety -DDESIGN=LEASE -DMUT_UNFENCED
+queue "claim as check-then-insert (LEASE_TX) -> P1" P1 safety -DDESIGN=LEASE_TX -DMUT_CHECK_THEN_INSERT
+queue "claim takes a live lease over (LEASE_TX) -> P5" P5 safety -DDESIGN=LEASE_TX -DMUT_NO_LEASE_CHECK
+queue "journal written after the first attempt -> P2" P2 liveness -DDESIGN=LEASE_TX -DNO_OTHER -DMUT_JOURNAL_AFTER
+queue "Resume re-sends an expired operation (LEASE_TX) -> P1" P1 safety -DDESIGN=LEASE_TX -DMUT_RESUME_EXPIRED
+queue "Resume re-sends an expired operation (ADVISORY) -> P1" P1 safety -DDESIGN=ADVISORY -DMUT_RESUME_EXPIRED
+queue "replay ignores the fingerprint (LEASE_TX) -> P3" P3 safety -DDESIGN=LEASE_TX -DMUT_REPLAY_NO_FP
+queue "replay ignores the fingerprint (ADVISORY) -> P3" P3 safety -DDESIGN=ADVISORY -DMUT_REPLAY_NO_FP
+queue "lookup in the lock's statement (ADVISORY) -> P5" P5 safety -DDESIGN=ADVISORY -DMUT_SAME_STMT
+queue "lookup in the lock's statement, no primary key -> P1" P1 safety \
+	-DDESIGN=ADVISORY -DMUT_SAME_STMT -DMUT_NO_PK -DNO_P5
+queue "records keyed without the scope (LEASE_TX) -> P4" P4 safety -DDESIGN=LEASE_TX -DMUT_NO_SCOPE
+
+section "Known limit: a call the handler makes outside the transaction can repeat"
+queue "LEASE, no crash, no restart: a worker paused past its lease" LIMIT shortest \
+	-DDESIGN=LEASE -DLIMIT -DNO_WCRASH -DNO_RESTART -DNO_OTHER
+queue "ADVISORY, no crash: a connection lost under a live worker" LIMIT shortest \
+	-DDESIGN=ADVISORY -DOUTSIDE -DLIMIT -DNO_WCRASH -DNO_OTHER
+
+wait
+show
+echo
+if ! ls ./*.fail >/dev/null 2>&1; then
+	echo "model: all checks passed in $((SECONDS - start)) s"
+else
+	echo "model: FAILED (see above) after $((SECONDS - start)) s"
+	exit 1
+fi
