@@ -14,9 +14,9 @@ import (
 	"net/url"
 	"os"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -301,24 +301,27 @@ func TestDoErrorBodyIsBounded(t *testing.T) {
 	assert.Contains(t, e.Error(), "retries exhausted after 2 attempts, last status 503")
 }
 
+// TestDoCancelledWhileWaiting: cancelling the context cuts a 30 s wait
+// short at once (in a synctest bubble, to the nanosecond).
 func TestDoCancelledWhileWaiting(t *testing.T) {
 	t.Parallel()
-	s := newScripted(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-		w.Header().Set("Retry-After", "30")
-		w.WriteHeader(503)
+	synctest.Test(t, func(t *testing.T) {
+		h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Retry-After", "30")
+			w.WriteHeader(503)
+		})
+		c := newClient(t, Options{Transport: handlerTransport{h}})
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(50*time.Millisecond, cancel)
+		start := time.Now()
+		_, err := c.Do(post(t, "http://api.test/", `{}`).WithContext(ctx))
+		require.ErrorIs(t, err, context.Canceled)
+		assert.Equal(t, 50*time.Millisecond, time.Since(start), "cancellation cuts the 30 s wait short")
+		var e *Error
+		require.ErrorAs(t, err, &e)
+		assert.Equal(t, 1, e.Attempts)
+		assert.NotEmpty(t, e.Key)
 	})
-	c := newClient(t, Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	req := post(t, s.srv.URL, `{}`).WithContext(ctx)
-	time.AfterFunc(50*time.Millisecond, cancel)
-	start := time.Now()
-	_, err := c.Do(req)
-	require.ErrorIs(t, err, context.Canceled)
-	assert.Less(t, time.Since(start), 10*time.Second, "cancellation cuts the 30 s wait short")
-	var e *Error
-	require.ErrorAs(t, err, &e)
-	assert.Equal(t, 1, e.Attempts)
-	assert.NotEmpty(t, e.Key)
 }
 
 func TestDoCancelledBeforeStart(t *testing.T) {
@@ -443,22 +446,29 @@ func TestDoNamedRefusesAnEmptyName(t *testing.T) {
 // an earlier attempt.
 func TestErrorStatusIsTheLastAttempts(t *testing.T) {
 	t.Parallel()
-	s := newScripted(t, func(n int, w http.ResponseWriter, r *http.Request) {
-		if n == 0 {
-			w.WriteHeader(503)
-			return
-		}
-		<-r.Context().Done()
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		defer close(release)
+		s := &scripted{reply: func(n int, w http.ResponseWriter, r *http.Request) {
+			if n == 0 {
+				w.WriteHeader(503)
+				return
+			}
+			select {
+			case <-r.Context().Done():
+			case <-release:
+			}
+		}}
+		c := newClient(t, quickOptions(Options{Transport: servePipes(t, s)}))
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		defer cancel()
+		_, err := c.Do(post(t, "http://api.test/", `{}`).WithContext(ctx))
+		require.ErrorIs(t, err, context.DeadlineExceeded)
+		var e *Error
+		require.ErrorAs(t, err, &e)
+		assert.Zero(t, e.StatusCode, "the last attempt got no response")
+		assert.Equal(t, 2, e.Attempts)
 	})
-	c := newClient(t, quickOptions(Options{}))
-	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
-	defer cancel()
-	_, err := c.Do(post(t, s.srv.URL, `{}`).WithContext(ctx))
-	require.ErrorIs(t, err, context.DeadlineExceeded)
-	var e *Error
-	require.ErrorAs(t, err, &e)
-	assert.Zero(t, e.StatusCode, "the last attempt got no response")
-	assert.Equal(t, 2, e.Attempts)
 }
 
 // TestDoContinuesWithTheURLsUserInformation: user information is not
@@ -534,37 +544,36 @@ func TestKeyHeaderReadAsTheWireCarriesIt(t *testing.T) {
 
 // TestRetriesStopAtTheKeysRetention: a retry that would reach the server
 // after the key's retention (the server may have forgotten it) is not
-// sent; the operation is expired.
+// sent; the operation is expired. In a synctest bubble, every attempt's
+// time is exact.
 func TestRetriesStopAtTheKeysRetention(t *testing.T) {
 	t.Parallel()
-	var mu sync.Mutex
-	var times []time.Time
-	s := newScripted(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-		mu.Lock()
-		times = append(times, time.Now())
-		mu.Unlock()
-		w.WriteHeader(503)
+	synctest.Test(t, func(t *testing.T) {
+		var clk clocked
+		h := clk.handler(func(_ int, w http.ResponseWriter) { w.WriteHeader(503) })
+		j := openJournal(t, "")
+		const retention, attemptTimeout = 300 * time.Millisecond, 50 * time.Millisecond
+		c := newClient(t, Options{Journal: j, Transport: handlerTransport{h}, KeyRetention: retention,
+			AttemptTimeout: attemptTimeout, BaseDelay: 50 * time.Millisecond, MaxDelay: 100 * time.Millisecond, MaxAttempts: 50})
+		start := time.Now()
+		_, err := c.Do(post(t, "http://api.test/", `{}`))
+		require.ErrorIs(t, err, ErrExpired)
+		var e *Error
+		require.ErrorAs(t, err, &e)
+		clk.mu.Lock()
+		times := clk.times
+		clk.mu.Unlock()
+		require.Greater(t, len(times), 2)
+		for i, at := range times {
+			assert.LessOrEqual(t, at.Sub(start)+attemptTimeout, retention, "attempt %d could arrive after the retention", i)
+		}
+		assert.Equal(t, len(times), e.Attempts)
+		op, ok, err := j.Lookup(e.Key)
+		require.NoError(t, err)
+		require.True(t, ok)
+		assert.Equal(t, Expired, op.State)
+		assert.Equal(t, Expired, onDisk(t, j, e.Key).State, "on disk before Do returned: Resume must not undo it")
 	})
-	j := openJournal(t, "")
-	const retention = 300 * time.Millisecond
-	c := newClient(t, Options{Journal: j, KeyRetention: retention, AttemptTimeout: 50 * time.Millisecond,
-		BaseDelay: 50 * time.Millisecond, MaxDelay: 100 * time.Millisecond, MaxAttempts: 50})
-	start := time.Now()
-	_, err := c.Do(post(t, s.srv.URL, `{}`))
-	require.ErrorIs(t, err, ErrExpired)
-	var e *Error
-	require.ErrorAs(t, err, &e)
-	mu.Lock()
-	defer mu.Unlock()
-	require.NotEmpty(t, times)
-	for _, at := range times {
-		assert.Less(t, at.Sub(start), retention, "an attempt after the retention")
-	}
-	op, ok, err := j.Lookup(e.Key)
-	require.NoError(t, err)
-	require.True(t, ok)
-	assert.Equal(t, Expired, op.State)
-	assert.Equal(t, Expired, onDisk(t, j, e.Key).State, "on disk before Do returned: Resume must not undo it")
 }
 
 // onDisk reads key's record as committed, without the lazy overlay.

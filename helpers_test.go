@@ -41,12 +41,12 @@ type scripted struct {
 func newScripted(t *testing.T, reply func(n int, w http.ResponseWriter, r *http.Request)) *scripted {
 	t.Helper()
 	s := &scripted{reply: reply}
-	s.srv = httptest.NewServer(http.HandlerFunc(s.serve))
+	s.srv = httptest.NewServer(s)
 	t.Cleanup(s.srv.Close)
 	return s
 }
 
-func (s *scripted) serve(w http.ResponseWriter, r *http.Request) {
+func (s *scripted) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
 	s.mu.Lock()
 	n := len(s.reqs)

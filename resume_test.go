@@ -12,6 +12,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -239,37 +240,40 @@ func TestResumeAppliesAShorterKeyRetention(t *testing.T) {
 // TestResumeWaitsForARunningCall: a Do with a minted key is in flight when
 // Resume runs and finds its operation pending. Resume waits for the call
 // (one key, one call at a time) and answers from its record: the server
-// sees one request.
+// sees one request. synctest.Wait says when each goroutine has got as far
+// as it can.
 func TestResumeWaitsForARunningCall(t *testing.T) {
 	t.Parallel()
-	arrived, release := make(chan struct{}), make(chan struct{})
-	s := newScripted(t, func(n int, w http.ResponseWriter, _ *http.Request) {
-		if n == 0 {
-			close(arrived)
-			<-release
-		}
-		w.WriteHeader(201)
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		var requests atomic.Int32
+		h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			if requests.Add(1) == 1 {
+				<-release
+			}
+			w.WriteHeader(201)
+		})
+		j := openJournal(t, "")
+		c := newClient(t, quickOptions(Options{Journal: j, Transport: handlerTransport{h}, ResumeJitter: -1}))
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.Do(post(t, "http://api.test/", `{}`))
+			done <- err
+		}()
+		synctest.Wait() // the call is in the server, its operation pending on disk
+		resumed := make(chan []Resumed, 1)
+		go func() {
+			res, err := c.Resume(context.Background())
+			assert.NoError(t, err)
+			resumed <- res
+		}()
+		synctest.Wait() // Resume found the operation pending and waits for its key
+		close(release)
+		require.NoError(t, <-done)
+		res := <-resumed
+		require.Len(t, res, 1)
+		require.NoError(t, res[0].Err)
+		assert.True(t, res[0].Response.FromJournal, "answered from the record the call left")
+		assert.Equal(t, int32(1), requests.Load())
 	})
-	j := openJournal(t, "")
-	c := newClient(t, quickOptions(Options{Journal: j, ResumeJitter: -1}))
-	done := make(chan error, 1)
-	go func() {
-		_, err := c.Do(post(t, s.srv.URL, `{}`))
-		done <- err
-	}()
-	<-arrived
-	resumed := make(chan []Resumed, 1)
-	go func() {
-		res, err := c.Resume(context.Background())
-		assert.NoError(t, err)
-		resumed <- res
-	}()
-	time.Sleep(50 * time.Millisecond) // Resume finds the operation pending and waits for its lock
-	close(release)
-	require.NoError(t, <-done)
-	res := <-resumed
-	require.Len(t, res, 1)
-	require.NoError(t, res[0].Err)
-	assert.True(t, res[0].Response.FromJournal, "answered from the record the call left")
-	assert.Len(t, s.seen(), 1)
 }

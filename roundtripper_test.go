@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -99,20 +100,23 @@ func TestTransportNeverPassesOffAPartialBody(t *testing.T) {
 	})
 	t.Run("cut off", func(t *testing.T) {
 		t.Parallel()
-		release := make(chan struct{})
-		defer close(release)
-		s := newScripted(t, func(_ int, w http.ResponseWriter, r *http.Request) { stallBody(w, r, release) })
-		c := newClient(t, quickOptions(Options{}))
-		ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
-		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, s.srv.URL, strings.NewReader(`{}`))
-		require.NoError(t, err)
-		resp, err := c.HTTPClient().Do(req)
-		require.ErrorIs(t, err, context.DeadlineExceeded)
-		assert.Nil(t, resp)
-		var e *Error
-		require.ErrorAs(t, err, &e)
-		assert.Zero(t, e.StatusCode, "a cut-off body is no response")
+		synctest.Test(t, func(t *testing.T) {
+			release := make(chan struct{})
+			defer close(release)
+			s := &scripted{reply: func(_ int, w http.ResponseWriter, r *http.Request) { stallBody(w, r, release) }}
+			c := newClient(t, quickOptions(Options{Transport: servePipes(t, s)}))
+			ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+			defer cancel()
+			req, err := http.NewRequestWithContext(ctx, http.MethodPost, "http://api.test/", strings.NewReader(`{}`))
+			require.NoError(t, err)
+			resp, err := c.HTTPClient().Do(req)
+			require.ErrorIs(t, err, context.DeadlineExceeded)
+			assert.Nil(t, resp)
+			var e *Error
+			require.ErrorAs(t, err, &e)
+			assert.Zero(t, e.StatusCode, "a cut-off body is no response")
+			assert.Len(t, s.seen(), 1, "the headers and part of the body arrived, then the deadline")
+		})
 	})
 }
 
@@ -170,21 +174,25 @@ func TestHeadWithAKey(t *testing.T) {
 // attempt timeout reads to its end.
 func TestRequestsThatGoStraightThroughKeepTheirOwnTimeouts(t *testing.T) {
 	t.Parallel()
-	s := newScripted(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-		w.WriteHeader(200)
-		for range 4 {
-			io.WriteString(w, "tick\n")
-			w.(http.Flusher).Flush()
-			time.Sleep(100 * time.Millisecond)
-		}
+	synctest.Test(t, func(t *testing.T) {
+		s := &scripted{reply: func(_ int, w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(200)
+			for range 4 {
+				io.WriteString(w, "tick\n")
+				w.(http.Flusher).Flush()
+				time.Sleep(100 * time.Millisecond)
+			}
+		}}
+		c := newClient(t, quickOptions(Options{Transport: servePipes(t, s), AttemptTimeout: 150 * time.Millisecond}))
+		start := time.Now()
+		resp, err := c.HTTPClient().Get("http://api.test/stream")
+		require.NoError(t, err)
+		defer resp.Body.Close()
+		b, err := io.ReadAll(resp.Body)
+		require.NoError(t, err)
+		assert.Equal(t, strings.Repeat("tick\n", 4), string(b))
+		assert.Equal(t, 400*time.Millisecond, time.Since(start), "read to its end, past the attempt timeout")
 	})
-	c := newClient(t, quickOptions(Options{AttemptTimeout: 150 * time.Millisecond}))
-	resp, err := c.HTTPClient().Get(s.srv.URL)
-	require.NoError(t, err)
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	require.NoError(t, err)
-	assert.Equal(t, strings.Repeat("tick\n", 4), string(b))
 }
 
 // TestTransportPassesOnWholeBodies: the last response of an operation that

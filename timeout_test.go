@@ -5,13 +5,12 @@ package idem
 
 import (
 	"bytes"
-	"context"
 	"io"
 	"net/http"
-	"net/http/httptest"
 	"strings"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -24,16 +23,28 @@ type wrapped struct{ rt http.RoundTripper }
 
 func (w wrapped) RoundTrip(r *http.Request) (*http.Response, error) { return w.rt.RoundTrip(r) }
 
-// forEachTransportPath runs f with an *http.Transport and with another
-// RoundTripper: the per-attempt context must bound both alike.
-func forEachTransportPath(t *testing.T, f func(t *testing.T, rt http.RoundTripper)) {
-	for name, rt := range map[string]http.RoundTripper{
-		"http.Transport":               http.DefaultTransport.(*http.Transport).Clone(),
-		"other RoundTripper (context)": wrapped{http.DefaultTransport.(*http.Transport).Clone()},
-	} {
+// forEachTransportPath runs f under testing/synctest twice: serve reaches
+// a handler on an in-memory network through an *http.Transport, then
+// through another RoundTripper. The per-attempt context must bound both
+// alike. Time is the bubble's: an attempt timeout fires when every
+// goroutine waits, exactly when it is due, however loaded the machine.
+func forEachTransportPath(t *testing.T, f func(t *testing.T, serve func(http.Handler) http.RoundTripper)) {
+	for _, wrap := range []bool{false, true} {
+		name := "http.Transport"
+		if wrap {
+			name = "other RoundTripper (context)"
+		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			f(t, rt)
+			synctest.Test(t, func(t *testing.T) {
+				f(t, func(h http.Handler) http.RoundTripper {
+					tr := servePipes(t, h)
+					if wrap {
+						return wrapped{tr}
+					}
+					return tr
+				})
+			})
 		})
 	}
 }
@@ -55,10 +66,10 @@ func stallBody(w http.ResponseWriter, r *http.Request, release <-chan struct{}) 
 // answers; AttemptTimeout ends it and the retry gets the answer.
 func TestAttemptTimeoutRetriesAHungAttempt(t *testing.T) {
 	t.Parallel()
-	forEachTransportPath(t, func(t *testing.T, rt http.RoundTripper) {
+	forEachTransportPath(t, func(t *testing.T, serve func(http.Handler) http.RoundTripper) {
 		release := make(chan struct{})
 		defer close(release)
-		s := newScripted(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		s := &scripted{reply: func(n int, w http.ResponseWriter, r *http.Request) {
 			if n == 0 {
 				select { // hang until the test ends or the client gives up
 				case <-release:
@@ -67,16 +78,17 @@ func TestAttemptTimeoutRetriesAHungAttempt(t *testing.T) {
 				return
 			}
 			w.WriteHeader(201)
-		})
-		c := newClient(t, quickOptions(Options{Transport: rt, AttemptTimeout: 100 * time.Millisecond}))
-		// Without the attempt timeout the call would hang until this
-		// deadline and fail.
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		resp, err := c.Do(post(t, s.srv.URL, `{}`).WithContext(ctx))
+		}}
+		c := newClient(t, Options{Transport: serve(s), AttemptTimeout: 100 * time.Millisecond,
+			BaseDelay: time.Second, MaxDelay: time.Second})
+		start := time.Now()
+		resp, err := c.Do(post(t, "http://api.test/charges", `{}`))
 		require.NoError(t, err)
 		assert.Equal(t, 201, resp.StatusCode)
 		assert.Equal(t, 2, resp.Attempts)
+		elapsed := time.Since(start)
+		assert.GreaterOrEqual(t, elapsed, 100*time.Millisecond, "the first attempt ran its whole timeout")
+		assert.Less(t, elapsed, 1100*time.Millisecond, "and no more: then one wait under a second")
 	})
 }
 
@@ -85,21 +97,19 @@ func TestAttemptTimeoutRetriesAHungAttempt(t *testing.T) {
 // reading on both transport paths, and the retry gets the answer.
 func TestAttemptTimeoutBoundsTheBody(t *testing.T) {
 	t.Parallel()
-	forEachTransportPath(t, func(t *testing.T, rt http.RoundTripper) {
+	forEachTransportPath(t, func(t *testing.T, serve func(http.Handler) http.RoundTripper) {
 		release := make(chan struct{})
 		defer close(release)
-		s := newScripted(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		s := &scripted{reply: func(n int, w http.ResponseWriter, r *http.Request) {
 			if n == 0 {
 				stallBody(w, r, release)
 				return
 			}
 			w.WriteHeader(201)
 			io.WriteString(w, `{"id":"ch_1"}`)
-		})
-		c := newClient(t, quickOptions(Options{Transport: rt, AttemptTimeout: 100 * time.Millisecond}))
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		resp, err := c.Do(post(t, s.srv.URL, `{}`).WithContext(ctx))
+		}}
+		c := newClient(t, quickOptions(Options{Transport: serve(s), AttemptTimeout: 100 * time.Millisecond}))
+		resp, err := c.Do(post(t, "http://api.test/charges", `{}`))
 		require.NoError(t, err)
 		assert.Equal(t, `{"id":"ch_1"}`, string(resp.Body))
 		assert.Equal(t, 2, resp.Attempts)
@@ -145,14 +155,16 @@ func TestReadAtMost(t *testing.T) {
 }
 
 // TestAttemptTimeoutBoundsTheWrite: the first attempt's server accepts the
-// request and never reads its body, so writing a large body stalls; the
-// attempt timeout ends it and the retry gets the answer.
+// request and never reads its body, so writing the body stalls (an
+// in-memory pipe holds no byte the reader has not taken); the attempt
+// timeout ends it and the retry gets the answer.
 func TestAttemptTimeoutBoundsTheWrite(t *testing.T) {
 	t.Parallel()
-	forEachTransportPath(t, func(t *testing.T, rt http.RoundTripper) {
+	forEachTransportPath(t, func(t *testing.T, serve func(http.Handler) http.RoundTripper) {
 		release := make(chan struct{})
-		var n atomic.Int64
-		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer close(release)
+		var n atomic.Int32
+		h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if n.Add(1) == 1 {
 				select { // never read the body
 				case <-release:
@@ -162,13 +174,9 @@ func TestAttemptTimeoutBoundsTheWrite(t *testing.T) {
 			}
 			io.Copy(io.Discard, r.Body)
 			w.WriteHeader(201)
-		}))
-		defer srv.Close()
-		defer close(release)
-		c := newClient(t, quickOptions(Options{Transport: rt, AttemptTimeout: time.Second, MaxRequestBody: 64 << 20}))
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		req, err := http.NewRequestWithContext(ctx, http.MethodPost, srv.URL, bytes.NewReader(make([]byte, 16<<20)))
+		})
+		c := newClient(t, quickOptions(Options{Transport: serve(h), AttemptTimeout: time.Second}))
+		req, err := http.NewRequest(http.MethodPost, "http://api.test/upload", bytes.NewReader(make([]byte, 1<<20)))
 		require.NoError(t, err)
 		resp, err := c.Do(req)
 		require.NoError(t, err)
