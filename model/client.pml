@@ -1,31 +1,33 @@
 /*
- * The client process: Client.Do and Client.Resume over a journal
- * (client.go, journal.go, resume.go, transport.go), for one operation.
- * Each branch of the loop is one atomic step, so a crash can fall between
- * any two of them.
+ * The client process: Client.Do and Client.Resume over a journal, for one
+ * operation. Its journal state moves by the table of transition in
+ * state.go; each row is marked below as (from, event, origin). Each branch
+ * of the loop is one atomic step, so a crash can fall between any two.
  *
  * The journal state (js in memory, jd on disk) is one of NONE, PENDING,
- * REFUSED, COMPLETED, FAILED, EXPIRED (record.go's State). The call state
- * lives in memory only:
+ * REFUSED, COMPLETED, FAILED, EXPIRED. The call lives in memory only:
  */
-#define C_IDLE  0  /* no call running: not started, or answered */
-#define C_FIRST 1  /* a call's first attempt is due (Do, Resume, a continued refusal) */
-#define C_RETRY 2  /* a retry is due: after 409, 5xx, or no answer */
-#define C_AWAIT 3  /* an attempt is out */
-#define C_UNJ   4  /* MUT_JOURNAL_AFTER: sent, not journaled yet */
+#define C_IDLE  0  /* no call running */
+#define C_SEND  1  /* an attempt is due: the first, or a retry */
+#define C_AWAIT 2  /* an attempt is out */
+#define C_UNJ   3  /* MUT_JOURNAL_AFTER: sent, not journaled yet */
+bit resumed;       /* the call running is Resume's (origin fromResume) */
 
 #define INFLIGHT (toSrv??[CLIENT, _, _] || len(toCli) > 0 || wsrc[0] == CLIENT + 1 || wsrc[1] == CLIENT + 1)
 
-/* A durable journal write: bbolt commit and fsync (journal.begin,
+/* The retention check before every attempt (tooLate): past the margin, an
+ * attempt could reach the server after it forgot the key. The mutant
+ * skips it in calls from Resume. */
+#ifdef MUT_RESUME_EXPIRED
+#define TOO_LATE (phase > 0 && !resumed)
+#else
+#define TOO_LATE (phase > 0)
+#endif
+
+/* A durable journal write (bbolt commit and fsync: Journal.begin,
  * updateNow). Lazy writes queued before it go to disk with it. */
 inline journal_now(st) {
 	js = st; jd = st
-}
-
-/* Client.expire: near the key's retention nothing more is sent; the
- * operation is marked expired, durably, for reconciliation. */
-inline expire() {
-	journal_now(EXPIRED); cs = C_IDLE
 }
 
 proctype Client() {
@@ -33,19 +35,20 @@ proctype Client() {
 	bit fp;
 end:
 	do
-	/* Do: journal.begin writes the operation, durably, before the first
-	 * attempt. */
+	/* (none, call, caller) -> Pending, durable, send: Do journals the
+	 * operation before its first attempt. */
 	:: atomic { !started -> started = 1;
 #ifndef MUT_JOURNAL_AFTER
 		journal_now(PENDING);
 #endif
-		cs = C_FIRST }
+		cs = C_SEND; resumed = 0 }
 
-	/* An attempt: same key, same bytes. Before a retry, pastRetention: its
-	 * answer could come after the server forgot the key. */
-	:: atomic { (cs == C_FIRST || cs == C_RETRY) && nfull(toSrv) && nfull(toCli) ->
+	/* An attempt: same key, same bytes. (Pending, expire) -> Expired,
+	 * durable, ErrExpired: too late for it. */
+	:: atomic { cs == C_SEND && nfull(toSrv) && nfull(toCli) ->
 		if
-		:: cs == C_RETRY && phase > 0 -> expire()
+		:: TOO_LATE -> journal_now(EXPIRED); cs = C_IDLE;
+			printf("client: too near the key's retention: expired, written durably\n")
 		:: else -> send_req(); sent = 1; cs = (js == NONE -> C_UNJ : C_AWAIT)
 		fi }
 
@@ -54,60 +57,50 @@ end:
 	:: atomic { cs == C_UNJ -> journal_now(PENDING); cs = C_AWAIT }
 #endif
 
-	/* An answer. Final ones are journaled lazily (a lost write costs a
-	 * resend that the server replays), except a refusal, of which the
-	 * server keeps no record (updateNow). */
+	/* A final answer ends the call; 409 and 5xx are retried. */
 	:: atomic { toCli?c, sc, fp, e ->
 		if
 		:: cs == C_AWAIT ->
 			if
-			:: c == A200 || c == ARPL ->
+			:: c == A200 || c == ARPL ->   /* (Pending, answer) -> Completed, lazy */
 				assert(sc == 0);                             /* P4 */
 				assert(fp == 0 && e == committed[KEY(0)]);   /* P3 */
 				js = COMPLETED; cs = C_IDLE;
 				printf("client: gets 200 (execution %d): completed, written lazily\n", e)
-			:: c == A422 -> js = FAILED; cs = C_IDLE;       /* ErrKeyReused */
+			:: c == A422 ->                /* (Pending, reject) -> Failed, lazy */
+				js = FAILED; cs = C_IDLE;
 				printf("client: gets 422: failed, written lazily\n")
-			:: c == A401 -> journal_now(REFUSED); cs = C_IDLE;
+			:: c == A401 ->                /* (Pending, refuse) -> Refused, durable */
+				journal_now(REFUSED); cs = C_IDLE;
 				printf("client: gets 401: refused, written durably\n")
-			:: c == A409 || c == A5XX -> cs = C_RETRY;
-				printf("client: gets %d: will retry\n", HTTP(c))
+			:: c == A409 || c == A5XX -> cs = C_SEND;
+				printf("client: gets %d: retries\n", HTTP(c))
 			fi
-		:: else   /* for an attempt this call gave up on */
+		:: else   /* the answer to an attempt the call gave up on */
 		fi;
 		c = 0; sc = 0; fp = 0; e = 0 }
 
 	/* No answer is coming (the request or the answer was lost, or the
-	 * worker died): the attempt times out. */
-	:: atomic { cs == C_AWAIT && !INFLIGHT -> cs = C_RETRY }
+	 * worker died): the attempt times out, and is retried. */
+	:: atomic { cs == C_AWAIT && !INFLIGHT -> cs = C_SEND }
 	/* ... or it times out although the answer is still coming. */
-	:: atomic { F_TIMEOUT && CAN_FAULT && cs == C_AWAIT -> nf++; cs = C_RETRY }
+	:: atomic { F_TIMEOUT && CAN_FAULT && cs == C_AWAIT -> nf++; cs = C_SEND }
 
-	/* The caller, credentials fixed, calls Do again with the key of the
-	 * refused operation: pending again, on disk, before it is sent. */
-	:: atomic { js == REFUSED && cs == C_IDLE ->
-		if
-		:: phase > 0 -> expire()
-		:: else -> journal_now(PENDING); cs = C_FIRST
-		fi }
+	/* (Refused, call, caller) -> Pending, durable, send: the caller, its
+	 * credentials fixed, calls again with the key. */
+	:: atomic { js == REFUSED && cs == C_IDLE -> journal_now(PENDING); cs = C_SEND; resumed = 0 }
 
 	/* The journal's committer writes the lazy outcome (within 20 ms). */
 	:: atomic { jd != js -> jd = js }
 
 	/* The process crashes: what was not on disk is lost, and so is the
-	 * call in progress. It restarts and calls Resume, which continues a
-	 * pending operation, or expires it past its retention. */
+	 * call. It restarts and calls Resume: (Pending, call, Resume) ->
+	 * Pending, send; (Refused, call, Resume) leaves a refusal alone. */
 	:: atomic { F_CCRASH && CAN_FAULT && started -> nf++;
-		printf("client: crashes (the journal on disk says %d) and calls Resume\n", jd);
+		printf("client: crashes (on disk: state %d) and restarts with Resume\n", jd);
 		js = jd; cs = C_IDLE;
 		if
-		:: js == PENDING ->
-			if
-#ifndef MUT_RESUME_EXPIRED
-			:: phase > 0 -> expire()
-#endif
-			:: else -> cs = C_FIRST
-			fi
+		:: js == PENDING -> cs = C_SEND; resumed = 1
 		:: else
 		fi }
 	od

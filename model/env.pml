@@ -11,10 +11,8 @@
                   wsrc[1] != 0 && wkey[1] == (k) && wtok[1] == rtok[k])
 /* Lapse of k's lease: free if no live worker holds it, else a pause. */
 #define CAN_LAPSE(k) (rst[k] == R_RUNNING && !rlap[k] && (!OWNED(k) || F_PAUSE && CAN_FAULT))
-/* Nothing for scope 0 in flight: no first attempt due (the client checked
- * the retention when the call began), no request on the wire, no worker
- * on one. */
-#define QUIET (cs != C_FIRST && !toSrv??[_, 0, _] && \
+/* Nothing for scope 0 in flight: no request on the wire, no worker on one. */
+#define QUIET (!toSrv??[_, 0, _] && \
                !(wsrc[0] != 0 && wkey[0] == 0) && !(wsrc[1] != 0 && wkey[1] == 0))
 
 inline lapse(k) {

@@ -42,7 +42,7 @@ byte phase;
 #define EXPIRED   5
 byte js;        /* the journal as the process sees it, lazy writes included */
 byte jd;        /* the journal on disk: what a crash leaves */
-byte cs;        /* the call in progress, in memory only (client.pml) */
+byte cs;        /* the call running, in memory only (client.pml) */
 bit  started;   /* the caller has called Do */
 bit  sent;      /* an attempt has left */
 
