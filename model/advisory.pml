@@ -42,8 +42,9 @@
  * within its retention is reported in c; none leaves c at 0. */
 inline look() {
 	if
-	:: DONE_LIVE(k) -> c = VERDICT(k, fp); sc = rsc[k]; rf = rfp[k]; e = rtok[k]
-	:: else
+	:: DONE_LIVE(k) -> c = VERDICT(k, fp); sc = rsc[k]; rf = rfp[k]; e = rtok[k];
+		printf("worker %d: the lookup finds the record of execution %d\n", w, e)
+	:: else -> printf("worker %d: the lookup finds no record\n", w)
 	fi
 }
 
@@ -66,8 +67,7 @@ end:
 		::
 #ifdef MUT_SAME_STMT
 			/* BEGIN; statement 1 takes its snapshot, then the lock. */
-			atomic { txa[w] = 1; look();
-				printf("worker %d: statement 1 takes its snapshot and looks the record up: %d\n", w, rst[k]) }
+			atomic { txa[w] = 1; printf("worker %d: statement 1 takes its snapshot\n", w); look() }
 			atomic {
 				if
 				:: !txa[w] -> c = A5XX
@@ -83,8 +83,7 @@ end:
 				:: else
 				fi }
 			/* Statement 2: the lookup, in a snapshot taken now. */
-			atomic { if :: txa[w] -> look() :: else -> c = A5XX fi;
-				printf("worker %d: statement 2 looks the record up: %d\n", w, rst[k]) }
+			atomic { if :: txa[w] -> look() :: else -> c = A5XX fi }
 #endif
 			if
 			:: c == 0 && got && txa[w] -> break   /* acquired */
@@ -106,10 +105,10 @@ end:
 		:: got ->
 			/* The handler runs in the transaction. */
 			atomic {
+				printf("worker %d: the handler runs\n", w);
 #ifndef NO_P5
 				assert(!(lock[k] == w + 1 && DONE_LIVE(k)));   /* P5 */
 #endif
-				printf("worker %d: no record: the handler runs\n", w);
 #ifdef OUTSIDE
 				ext[k]++;
 				printf("worker %d: the handler calls the card network (call %d for scope %d)\n", w, ext[k], s);

@@ -1,9 +1,9 @@
 /*
  * Everything that happens to the processes rather than by them: database
- * restarts, worker crashes, leases lapsing, the WAL writer, the passing of
- * the retention. Under weak fairness (the liveness check) this process
- * must keep moving, so a crashed worker's lease does lapse; faults never
- * have to happen, since it may declare them over (calm).
+ * restarts, worker crashes, leases lapsing, the retention running out.
+ * Under weak fairness (the liveness check) this process must keep moving,
+ * so a crashed worker's lease does lapse; faults never have to happen,
+ * since it may declare them over (calm).
  */
 
 /* A live worker holds the token of the running record k. */
@@ -31,8 +31,8 @@ proctype Env() {
 end:
 	do
 	/* The database restarts: open transactions roll back, advisory locks
-	 * go, and what was committed asynchronously and not yet flushed is
-	 * lost (a claim, a takeover, a renewal, a release). */
+	 * go, and what was committed asynchronously (a claim, a takeover, a
+	 * renewal, a release) is lost unless the WAL writer had flushed it. */
 	:: atomic { F_RESTART && CAN_FAULT -> nf++; printf("the database restarts\n");
 		if :: restore(0) :: skip fi;   /* the WAL writer had flushed it, or not */
 		if :: restore(1) :: skip fi;
@@ -46,9 +46,9 @@ end:
 	:: atomic { CAN_LAPSE(0) -> lapse(0) }
 	:: atomic { CAN_LAPSE(1) -> lapse(1) }
 
-	/* Time passes: the client stops sending (it checks its margin before
-	 * every retry), then, once nothing is in flight (every delay is
-	 * shorter than that margin), the server may forget the key. */
+	/* Time passes: the client stops sending (it checks the retention
+	 * before every attempt), then, once nothing is in flight (every delay
+	 * is shorter than the attempt timeout), the server may forget the key. */
 	:: atomic { F_EXPIRY && phase == 0 && sent -> phase = 1;
 		printf("time: the key is near the end of its retention\n") }
 	:: atomic { F_EXPIRY && phase == 1 && QUIET -> phase = 2;

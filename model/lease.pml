@@ -39,14 +39,14 @@
 
 /* The claim's insert, or takeover: a fresh token and lease. */
 inline acquire() {
+	if
+	:: rst[k] == R_RUNNING -> printf("worker %d: takes the key over from token %d (its lease lapsed): token %d\n", w, rtok[k], ntok[k] + 1)
+	:: else -> printf("worker %d: claims the key: token %d\n", w, ntok[k] + 1)
+	fi;
 #ifndef NO_P5
 	assert(!HOLDS(1 - w, k));   /* P5: one holder at a time */
 #endif
 	ntok[k]++; t = ntok[k]; wtok[w] = t;
-	if
-	:: rst[k] == R_RUNNING -> printf("worker %d: takes the key over from token %d (its lease lapsed): token %d\n", w, rtok[k], t)
-	:: else -> printf("worker %d: claims the key: token %d\n", w, t)
-	fi;
 	rst[k] = R_RUNNING; rtok[k] = t; rsc[k] = s; rfp[k] = fp; rlap[k] = 0
 }
 
