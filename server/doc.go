@@ -6,12 +6,12 @@
 // The canonical call sequence wraps the handlers that change state:
 //
 //	store := memstore.New(memstore.Options{}) // or pgstore.New(pool, ...)
-//	idem := server.Middleware(store, server.Options{
+//	once := server.Middleware(store, server.Options{
 //		Scope: func(r *http.Request) (string, error) {
 //			return accountID(r) // whoever the request belongs to
 //		},
 //	})
-//	mux.Handle("POST /orders", idem(createOrder))
+//	mux.Handle("POST /orders", once(createOrder))
 //
 // and queue consumers call [RunOnce] with the message ID as the key.
 //
@@ -63,12 +63,17 @@
 // The first request claims (scope, key) in the [Store] with a lease
 // (Options.Lease, default 30 s), which is renewed about every third of a
 // lease while the handler runs, by one goroutine per middleware (a request
-// that ends within a sixth of a lease is never renewed and costs nothing). Recording the outcome is fenced by the lease's
-// token: if the handler's process stalls past its lease and a retry takes
+// that ends within a sixth of a lease is never renewed and costs nothing).
+// Recording the outcome is fenced by the lease's token: if the handler's process stalls past its lease and a retry takes
 // the key over, the stale outcome is refused ([ErrLeaseLost]) and its
 // client is told to retry (409). A recorded outcome is kept for
 // Options.Retention (default 24 h), separately from the lease, so a crash
 // never wedges a key for a day.
+//
+// Each claim ends exactly once: its outcome is recorded (Complete, or the
+// unit of work's Commit) or its key released (Release, after the unit of
+// work's Rollback), whether the handler returns, panics, gives up on a
+// cancelled request, loses its lease, or the store fails to record.
 //
 // # Transactions
 //
@@ -77,6 +82,12 @@
 // recorded outcome, or roll back when the outcome is released. Without
 // one, an outcome is recorded after the work, and a crash between the two
 // lets the retry after the lease run the work again.
+//
+// A store that implements [WorkClaimer] goes one step further: the claim
+// itself lives in the unit of work, as a lock its transaction holds. The
+// claim, the handler's writes and the outcome commit together in one
+// transaction, with no lease to renew and no token to fence, and a
+// crashed worker's claim goes with its connection.
 //
 // # Stores
 //

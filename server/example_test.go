@@ -22,7 +22,7 @@ func ExampleMiddleware() {
 		fmt.Fprintf(w, `{"order":%d}`, orders)
 	})
 
-	idem := server.Middleware(memstore.New(memstore.Options{}), server.Options{
+	once := server.Middleware(memstore.New(memstore.Options{}), server.Options{
 		// Keys belong to the caller's account, so two accounts never share one.
 		Scope: func(r *http.Request) (string, error) {
 			if account := r.Header.Get("X-Account"); account != "" {
@@ -31,7 +31,7 @@ func ExampleMiddleware() {
 			return "", errors.New("unauthenticated")
 		},
 	})
-	srv := httptest.NewServer(idem(createOrder))
+	srv := httptest.NewServer(once(createOrder))
 	defer srv.Close()
 
 	post := func(key, body string) {

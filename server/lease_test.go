@@ -7,6 +7,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -17,23 +18,33 @@ import (
 
 const shortLease = 60 * time.Millisecond
 
-// TestLeaseRenewalKeepsKey runs a handler for over three leases while
-// repeats keep arriving: renewal keeps the key, so none takes it over.
+// TestLeaseRenewalKeepsKey runs a handler for four leases (on a fake
+// clock) while repeats keep arriving every quarter lease: renewal keeps
+// the key, so none takes it over, though the store lets any repeat take a
+// lapsed lease over.
 func TestLeaseRenewalKeepsKey(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, server.Options{Lease: shortLease}, nil)
-	key := newKey()
-	first := h.async(call{key: key, header: map[string]string{"X-Sleep": (4 * shortLease).String()}})
-	require.Eventually(t, func() bool { return h.app.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
-	deadline := time.Now().Add(3 * shortLease)
-	for time.Now().Before(deadline) {
-		requireProblem(t, h.do(call{key: key}), http.StatusConflict, server.ProblemInFlight)
-		time.Sleep(shortLease / 4)
-	}
-	r := <-first
-	require.Equal(t, 201, r.status)
-	assert.Equal(t, int64(1), h.app.calls.Load(), "no repeat took the key over")
-	assert.True(t, h.do(call{key: key}).replayed())
+	synctest.Test(t, func(t *testing.T) {
+		const lease = time.Second
+		fs := newFakeStore()
+		runs := 0
+		h := server.Middleware(fs, server.Options{SingleTenant: true, Lease: lease})(
+			http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				runs++
+				time.Sleep(4 * lease)
+				w.WriteHeader(http.StatusCreated)
+			}))
+		first := make(chan int, 1)
+		go func() { first <- serveDirect(h, "renewed-1", "x").Code }()
+		for range 15 {
+			time.Sleep(lease / 4)
+			require.Equal(t, http.StatusConflict, serveDirect(h, "renewed-1", "x").Code)
+		}
+		require.Equal(t, http.StatusCreated, <-first)
+		assert.Equal(t, 1, runs, "no repeat took the key over")
+		assert.Equal(t, "true", serveDirect(h, "renewed-1", "x").Header().Get(server.ReplayedHeader))
+		idle()
+	})
 }
 
 // flakyStore fails Renew with a transient error while failRenew is set.

@@ -64,22 +64,21 @@ func Middleware(store Store, opts Options) func(http.Handler) http.Handler {
 	if err != nil {
 		panic(err)
 	}
-	var local *flights
+	cl := newClaimer(store)
+	cl.lease, cl.renewEvery, cl.wait = cfg.lease, cfg.renewEvery, cfg.wait
+	cl.log, cl.renewer = cfg.log, newRenewer(cfg.renewEvery)
 	if cfg.wait > 0 {
-		local = newFlights()
+		cl.local = newFlights()
 	}
-	rn := newRenewer(cfg.renewEvery)
 	return func(next http.Handler) http.Handler {
-		return &handler{cfg: cfg, store: store, next: next, flights: local, renewer: rn}
+		return &handler{cfg: cfg, claims: &cl, next: next}
 	}
 }
 
 type handler struct {
-	cfg     config
-	store   Store
-	next    http.Handler
-	flights *flights // nil unless Options.Wait > 0
-	renewer *renewer
+	cfg    config
+	claims *claimer // shared by the handlers one Middleware call wraps
+	next   http.Handler
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -117,25 +116,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	k := Key{Scope: scope, Key: key}
 	fp := Fingerprint(r, body)
-	c, err := h.store.Claim(r.Context(), k, fp, h.cfg.lease)
-	if err != nil {
-		h.storeFailed(w, r, k, "claim", err)
-		return
-	}
-	if !c.Acquired && h.cfg.wait > 0 && !c.Record.Completed && c.Record.Fingerprint == fp {
-		c, err = await(r.Context(), h.store, k, fp, h.cfg.lease, h.cfg.wait, h.flights)
-		if err != nil {
-			h.storeFailed(w, r, k, "claim", err)
-			return
-		}
-	}
+	ans, v, err := h.claims.claim(r.Context(), k, fp)
 	switch {
-	case c.Acquired:
-		h.run(w, r, k, fp, c.Token, body)
-	case c.Record.Fingerprint != fp:
+	case err != nil:
+		h.storeFailed(w, r, k, "claim", err)
+	case v == claimAcquired:
+		h.run(w, r, k, fp, ans, body)
+	case v == claimReused:
 		problemKeyReused.write(w)
-	case c.Record.Completed:
-		replay(w, c.Record.Response)
+	case v == claimReplay:
+		replay(w, ans.Record.Response)
 	default:
 		problemInFlight.write(w)
 	}
@@ -193,19 +183,40 @@ func unreadable(err error) *problem {
 	return problemBodyUnreadable
 }
 
-// run runs the handler for a key acquired with fingerprint fp under token, records or
-// releases its outcome and answers.
-func (h *handler) run(w http.ResponseWriter, r *http.Request, k Key, fp, token string, body []byte) {
+// firstEnd is how a first execution ended, classified once by run and
+// answered by finish.
+type firstEnd struct {
+	how    endHow
+	err    error    // why the work did not start (notStarted)
+	resp   Response // the handler's answer (answered)
+	record bool     // resp's outcome is recorded, as stored
+	stored Response
+}
+
+// endHow is the way a first execution ended.
+type endHow uint8
+
+const (
+	abandoned  endHow = iota // the handler panicked or called runtime.Goexit
+	notStarted               // the work never started: the store failed, or the lease was lost
+	cancelled                // the handler gave up on a cancelled request without answering
+	answered                 // the handler answered
+)
+
+// run runs the handler for k, acquired with fingerprint fp in ans, then
+// records or releases its outcome and answers. The claim ends in finish,
+// deferred before anything else can fail.
+func (h *handler) run(w http.ResponseWriter, r *http.Request, k Key, fp string, ans answer, body []byte) {
 	var fl *flight
-	if h.flights != nil {
-		fl = h.flights.start(k, fp)
-		defer h.flights.finish(k, fl, nil)
+	if h.claims.local != nil {
+		fl = h.claims.local.start(k, fp)
 	}
 	ex := new(exchange)
-	a, rec := &ex.attempt, &ex.rec
-	ctx, err := a.start(r.Context(), h.store, k, token, h.cfg.lease, h.cfg.renewEvery, h.cfg.log, h.renewer)
+	a, rec, end := &ex.attempt, &ex.rec, &ex.end
+	defer func() { h.finish(w, r, a, fl, end, recover()) }()
+	ctx, err := h.claims.start(a, r.Context(), k, ans)
 	if err != nil {
-		h.storeFailed(w, r, k, "begin work", err)
+		end.how, end.err = notStarted, err
 		return
 	}
 	// The handler sees, and may change or delete, the headers the chain
@@ -218,18 +229,10 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, k Key, fp, token s
 		rec.header = outer.Clone()
 	}
 	ex.body.Reset(body)
-	client := r.Context() // the client's own: is it still there?
-	r = r.WithContext(ctx)
-	r.Body, r.ContentLength = &ex.body, int64(len(body))
+	hr := r.WithContext(ctx) // r stays the client's: finish asks if it is still there
+	hr.Body, hr.ContentLength = &ex.body, int64(len(body))
 
-	returned := false
-	defer func() {
-		if !returned {
-			h.abandon(w, r, a, recover())
-		}
-	}()
-	h.next.ServeHTTP(rec, r)
-	returned = true
+	h.next.ServeHTTP(rec, hr)
 
 	if ctx.Err() != nil && !rec.wroteHeader && rec.body.Len() == 0 && sameHeader(rec.header, outer) {
 		// The handler gave up on a cancelled request (the client left,
@@ -238,87 +241,93 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, k Key, fp, token s
 		// no body would tell every retry the work was done. (A handler
 		// that did its work and answers 200 with no body says so with
 		// WriteHeader, or sets a header.)
-		h.cancelled(w, a)
+		end.how = cancelled
 		return
 	}
-	resp := rec.response()
-	var stored *Response
-	if !h.cfg.storable(resp.Status) {
-		err = a.release()
-	} else {
-		stored = &Response{Status: resp.Status, Header: storedHeader(changedHeader(resp.Header, outer)), Body: resp.Body}
-		if err = a.complete(*stored, h.cfg.retention); err != nil {
-			stored = nil
-		}
+	end.how, end.resp = answered, rec.response()
+	if h.cfg.storable(end.resp.Status) {
+		end.record = true
+		end.stored = Response{Status: end.resp.Status, Header: storedHeader(changedHeader(end.resp.Header, outer)), Body: end.resp.Body}
 	}
+}
+
+// finish ends the claim of a first execution that ended as e says (v is
+// what a panic raised), and answers: the only way out of run.
+func (h *handler) finish(w http.ResponseWriter, r *http.Request, a *attempt, fl *flight, e *firstEnd, v any) {
+	res, err := a.end(outcome{record: e.record, resp: e.stored, retention: h.cfg.retention})
 	if fl != nil {
-		h.flights.finish(k, fl, stored)
+		var stored *Response
+		if res == recorded {
+			stored = &e.stored
+		}
+		h.claims.local.finish(a.key, fl, stored)
 	}
-	switch {
-	case err == nil:
-		sendFirst(w, resp)
-	case errors.Is(err, ErrLeaseLost):
-		if h.cfg.log != nil {
-			h.cfg.log.Warn("idem: outcome not recorded, key taken over", "scope", k.Scope, "key", k.Key)
+	k, log := a.key, h.cfg.log
+	switch e.how {
+	case abandoned:
+		if res == releaseFailed && log != nil {
+			log.Error("idem: release after panic failed", "scope", k.Scope, "key", k.Key, "err", err)
 		}
-		problemLeaseLost.write(w)
-	case a.work != nil && h.cfg.storable(resp.Status):
-		// The commit failed: the work was undone, or, if the commit went
-		// through after all and only its answer was lost, the record is
-		// there. Either way a retry with the key gets it right.
-		if h.cfg.log != nil && client.Err() == nil {
-			h.cfg.log.Error("idem: commit failed", "scope", k.Scope, "key", k.Key, "err", err)
+		if v == nil { // runtime.Goexit
+			return
 		}
-		problemCommitFailed.write(w)
-	default:
-		// The work happened but recording (or releasing) it failed. The
-		// client gets the handler's answer: a 503 would invite a retry
-		// that runs the work again once the lease lapses.
-		if h.cfg.log != nil {
-			msg := "idem: outcome not recorded"
-			if !h.cfg.storable(resp.Status) {
-				msg = "idem: release failed"
+		if v == http.ErrAbortHandler {
+			panic(v)
+		}
+		if log != nil {
+			log.Error("idem: handler panicked", "method", r.Method, "path", r.URL.Path,
+				"scope", k.Scope, "key", k.Key, "panic", v, "stack", string(debug.Stack()))
+		}
+		problemHandlerFailed.write(w)
+	case notStarted:
+		if res == releaseFailed && log != nil {
+			log.Warn("idem: release after the work did not start", "scope", k.Scope, "key", k.Key, "err", err)
+		}
+		if errors.Is(e.err, ErrLeaseLost) {
+			problemLeaseLost.write(w)
+			return
+		}
+		h.storeFailed(w, r, k, "begin work", e.err)
+	case cancelled:
+		switch {
+		case res == lost:
+			problemLeaseLost.write(w)
+			return
+		case res == releaseFailed && log != nil:
+			log.Error("idem: release after a cancelled request failed", "scope", k.Scope, "key", k.Key, "err", err)
+		}
+		problemHandlerFailed.write(w)
+	default: // answered
+		switch res {
+		case recorded, released:
+			sendFirst(w, e.resp)
+		case lost:
+			if log != nil {
+				log.Warn("idem: outcome not recorded, key taken over", "scope", k.Scope, "key", k.Key)
 			}
-			h.cfg.log.Error(msg, "scope", k.Scope, "key", k.Key, "status", resp.Status, "err", err)
+			problemLeaseLost.write(w)
+		case commitFailed:
+			// The commit failed: the work was undone, or, if the commit went
+			// through after all and only its answer was lost, the record is
+			// there. Either way a retry with the key gets it right.
+			if log != nil && r.Context().Err() == nil {
+				log.Error("idem: commit failed", "scope", k.Scope, "key", k.Key, "err", err)
+			}
+			problemCommitFailed.write(w)
+		default: // recordFailed, releaseFailed
+			// The work happened but recording (or releasing) it failed. The
+			// client gets the handler's answer: a 503 would invite a retry
+			// that runs the work again once the lease lapses.
+			if log != nil {
+				msg := "idem: outcome not recorded"
+				if res == releaseFailed {
+					msg = "idem: release failed"
+				}
+				log.Error(msg, "scope", k.Scope, "key", k.Key, "status", e.resp.Status, "err", err)
+			}
+			sendFirst(w, e.resp)
 		}
-		sendFirst(w, resp)
 	}
-}
-
-// cancelled releases the key of a handler that returned without
-// answering a cancelled request, and answers 500 (nothing recorded, retry
-// with the same key), or 409 if the lease was lost.
-func (h *handler) cancelled(w http.ResponseWriter, a *attempt) {
-	err := a.release()
-	switch {
-	case errors.Is(err, ErrLeaseLost):
-		problemLeaseLost.write(w)
-		return
-	case err != nil && h.cfg.log != nil:
-		h.cfg.log.Error("idem: release after a cancelled request failed", "scope", a.key.Scope, "key", a.key.Key, "err", err)
-	}
-	problemHandlerFailed.write(w)
-}
-
-// abandon handles a handler that panicked (v != nil) or called
-// runtime.Goexit (v == nil): it releases the key so a retry runs again,
-// then answers 500, or re-raises http.ErrAbortHandler.
-func (h *handler) abandon(w http.ResponseWriter, r *http.Request, a *attempt, v any) {
-	err := a.release()
-	if err != nil && !errors.Is(err, ErrLeaseLost) && h.cfg.log != nil {
-		h.cfg.log.Error("idem: release after panic failed", "scope", a.key.Scope, "key", a.key.Key, "err", err)
-	}
-	if v == nil {
-		return
-	}
-	if v == http.ErrAbortHandler {
-		panic(v)
-	}
-	if h.cfg.log != nil {
-		h.cfg.log.Error("idem: handler panicked", "method", r.Method, "path", r.URL.Path,
-			"scope", a.key.Scope, "key", a.key.Key, "panic", v, "stack", string(debug.Stack()))
-	}
-	problemHandlerFailed.write(w)
 }
 
 // storeFailed logs a store failure and answers 503.
@@ -343,6 +352,7 @@ func (c *config) storable(status int) bool {
 // exchange is the state of one first execution, allocated once.
 type exchange struct {
 	attempt
+	end  firstEnd
 	rec  recorder
 	body bodyReader
 }

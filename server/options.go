@@ -1,3 +1,6 @@
+// This file holds Options, the Middleware's configuration, its defaults,
+// and config, the validated form the middleware runs with.
+
 package server
 
 import (

@@ -1,3 +1,6 @@
+// This file holds the problem documents (RFC 9457) the middleware answers
+// with itself: their type URIs, their fixed texts, and how they are written.
+
 package server
 
 import (

@@ -1,3 +1,6 @@
+// This file holds RunOnce, the claim-run-record cycle of the middleware
+// for work that does not come over HTTP, and its options.
+
 package server
 
 import (
@@ -52,73 +55,102 @@ type RunOptions struct {
 //
 // Other errors: [ErrKeyReused] if k was first used with another
 // fingerprint; [ErrInFlight] if a run of k is still in progress after
-// RunOptions.Wait; an error wrapping [ErrLeaseLost] (and work's error, if
-// any) if the lease lapsed and another run took k over while work ran (the
-// result was not recorded; the new owner's will be); store failures,
-// wrapped. If work succeeded but recording its
-// result failed for another reason, RunOnce returns the result together
-// with the error: the work has happened, and k stays claimed until its
-// lease lapses. (When the work ran in the store's transaction, a failed
-// commit undid it, or went through after all and a redelivery replays
-// it; RunOnce returns no result.)
+// RunOptions.Wait; an error wrapping [ErrLeaseLost] (and work's error, if any) if the lease lapsed and
+// another run took k over while work ran (the result was not recorded;
+// the new owner's will be); store failures, wrapped. If work succeeded but
+// recording its result failed for another reason, RunOnce returns the
+// result together with the error: the work has happened, and k stays
+// claimed until its lease lapses. (When the work ran in the store's
+// transaction, a failed commit undid it, or went through after all and a
+// redelivery replays it; RunOnce returns no result.)
 //
 // work's context is ctx's values, cancelled when ctx is, and with cause
 // ErrLeaseLost when the lease is found lost. If store implements
-// [Transactor], work runs with the context from BeginWork and its result
-// is committed with it. RunOnce is safe for concurrent use; a nil ctx
-// panics.
+// [WorkClaimer], k is claimed with ClaimWork, work runs with the context
+// it returns, and its result is committed with it; otherwise, if store
+// implements [Transactor], work runs with the context from BeginWork and
+// its result is committed with it. RunOnce is safe for concurrent use; a
+// nil ctx panics.
 func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(context.Context) ([]byte, error), opts RunOptions) (result []byte, replayed bool, err error) {
-	lease := orDefault(opts.Lease, DefaultLease)
+	cl := newClaimer(store)
+	cl.lease = orDefault(opts.Lease, DefaultLease)
+	cl.renewEvery = max(cl.lease/3, time.Millisecond)
+	cl.wait, cl.log = opts.Wait, opts.Logger
 	retention := orDefault(opts.Retention, DefaultRetention)
-	c, err := store.Claim(ctx, k, fp, lease)
-	if err == nil && !c.Acquired && opts.Wait > 0 && !c.Record.Completed && c.Record.Fingerprint == fp {
-		c, err = await(ctx, store, k, fp, lease, opts.Wait, nil)
-	}
+
+	ans, v, err := cl.claim(ctx, k, fp)
 	switch {
 	case err != nil:
 		return nil, false, fmt.Errorf("idem/server: claim: %w", err)
-	case c.Acquired:
-	case c.Record.Fingerprint != fp:
+	case v == claimReused:
 		return nil, false, ErrKeyReused
-	case c.Record.Completed:
-		return bytes.Clone(c.Record.Response.Body), true, nil
-	default:
+	case v == claimReplay:
+		return bytes.Clone(ans.Record.Response.Body), true, nil
+	case v != claimAcquired:
 		return nil, false, ErrInFlight
 	}
 
-	a := new(attempt)
-	wctx, err := a.start(ctx, store, k, c.Token, lease, max(lease/3, time.Millisecond), opts.Logger, nil)
-	if err != nil {
-		return nil, false, fmt.Errorf("idem/server: begin work: %w", err)
-	}
-	returned := false
+	// From here the claim is held: the deferred call below is the only
+	// way out, and ends it once, panic or not.
+	var (
+		a        attempt
+		o        outcome // release, unless work succeeds
+		startErr error
+		workErr  error
+		returned bool // false while work panics
+	)
 	defer func() {
-		if !returned {
-			a.release()
+		res, endErr := a.end(o)
+		if returned {
+			result, err = runResult(k, res, endErr, result, startErr, workErr, opts.Logger)
 		}
 	}()
-	result, err = work(wctx)
+	wctx, startErr := cl.start(&a, ctx, k, ans)
+	if startErr != nil {
+		returned = true
+		return nil, false, nil // answered by the deferred call
+	}
+	result, workErr = work(wctx)
 	returned = true
-	if err != nil {
-		switch rerr := a.release(); {
-		case errors.Is(rerr, ErrLeaseLost):
-			return nil, false, fmt.Errorf("%w (work: %w)", ErrLeaseLost, err)
-		case rerr != nil && opts.Logger != nil:
-			opts.Logger.Error("idem: release after failed work", "scope", k.Scope, "key", k.Key, "err", rerr)
+	if workErr == nil {
+		// The store may keep the slice it is given (memstore does), and the
+		// caller owns result: record a copy.
+		o = outcome{record: true, resp: Response{Status: http.StatusOK, Body: bytes.Clone(result)}, retention: retention}
+	}
+	return result, false, nil // answered by the deferred call
+}
+
+// runResult is RunOnce's answer once the claim of k ended with res (and
+// endErr): the work did not start (startErr), failed (workErr), or
+// returned result.
+func runResult(k Key, res result, endErr error, result []byte, startErr, workErr error, log *slog.Logger) ([]byte, error) {
+	switch {
+	case startErr != nil:
+		if res == releaseFailed && log != nil {
+			log.Warn("idem: release after the work did not start", "scope", k.Scope, "key", k.Key, "err", endErr)
 		}
-		return nil, false, err
+		if errors.Is(startErr, ErrLeaseLost) {
+			return nil, startErr
+		}
+		return nil, fmt.Errorf("idem/server: begin work: %w", startErr)
+	case workErr != nil:
+		switch {
+		case res == lost:
+			return nil, fmt.Errorf("%w (work: %w)", ErrLeaseLost, workErr)
+		case res == releaseFailed && log != nil:
+			log.Error("idem: release after failed work", "scope", k.Scope, "key", k.Key, "err", endErr)
+		}
+		return nil, workErr
 	}
-	// The store may keep the slice it is given (memstore does), and the
-	// caller owns result: record a copy.
-	switch err := a.complete(Response{Status: http.StatusOK, Body: bytes.Clone(result)}, retention); {
-	case errors.Is(err, ErrLeaseLost):
-		return nil, false, ErrLeaseLost
-	case err != nil && a.work != nil:
-		return nil, false, fmt.Errorf("idem/server: commit: %w", err)
-	case err != nil:
-		return result, false, fmt.Errorf("idem/server: record result: %w", err)
+	switch res {
+	case lost:
+		return nil, ErrLeaseLost
+	case commitFailed:
+		return nil, fmt.Errorf("idem/server: commit: %w", endErr)
+	case recordFailed:
+		return result, fmt.Errorf("idem/server: record result: %w", endErr)
 	}
-	return result, false, nil
+	return result, nil
 }
 
 // orDefault returns d, or def if d is not positive.

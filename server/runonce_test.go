@@ -5,6 +5,7 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -226,29 +227,30 @@ func TestRunOnceStoreFailure(t *testing.T) {
 	require.ErrorIs(t, err, errSecret)
 }
 
-// TestRunOnceRenewalKeepsKey runs work for over three leases while other
-// deliveries keep arriving: renewal keeps the key, so none takes it over.
+// TestRunOnceRenewalKeepsKey runs work for four leases (on a fake clock)
+// while other deliveries keep arriving every quarter lease: renewal keeps
+// the key, so none takes it over.
 func TestRunOnceRenewalKeepsKey(t *testing.T) {
 	t.Parallel()
-	store := newMemstore()
-	k := server.Key{Key: newKey()}
-	opts := server.RunOptions{Lease: shortLease}
-	started := make(chan struct{})
-	done := make(chan error, 1)
-	go func() {
-		_, _, err := server.RunOnce(context.Background(), store, k, "fp", func(context.Context) ([]byte, error) {
-			close(started)
-			time.Sleep(4 * shortLease)
-			return []byte("first"), nil
-		}, opts)
-		done <- err
-	}()
-	<-started
-	var n atomic.Int64
-	for deadline := time.Now().Add(3 * shortLease); time.Now().Before(deadline); time.Sleep(shortLease / 4) {
-		_, _, err := server.RunOnce(context.Background(), store, k, "fp", counted(&n, "second", nil), opts)
-		require.ErrorIs(t, err, server.ErrInFlight)
-	}
-	require.NoError(t, <-done)
-	assert.Zero(t, n.Load(), "no delivery took the key over")
+	synctest.Test(t, func(t *testing.T) {
+		fs := newFakeStore()
+		k := server.Key{Key: "renewed-1"}
+		opts := server.RunOptions{Lease: time.Second}
+		done := make(chan error, 1)
+		go func() {
+			_, _, err := server.RunOnce(context.Background(), fs, k, "fp", func(context.Context) ([]byte, error) {
+				time.Sleep(4 * opts.Lease)
+				return []byte("first"), nil
+			}, opts)
+			done <- err
+		}()
+		var n atomic.Int64
+		for range 15 {
+			time.Sleep(opts.Lease / 4)
+			_, _, err := server.RunOnce(context.Background(), fs, k, "fp", counted(&n, "second", nil), opts)
+			require.ErrorIs(t, err, server.ErrInFlight)
+		}
+		require.NoError(t, <-done)
+		assert.Zero(t, n.Load(), "no delivery took the key over")
+	})
 }

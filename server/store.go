@@ -1,3 +1,7 @@
+// This file holds the contracts between the middleware and a store: the
+// records a store keeps, [Store], and the optional [Transactor] and
+// [WorkClaimer] with the [Work] they begin.
+
 package server
 
 import (
@@ -42,13 +46,16 @@ type Record struct {
 	ExpiresAt time.Time
 }
 
-// Claim is the answer to [Store.Claim].
+// Claim is the answer to [Store.Claim] and [WorkClaimer.ClaimWork].
 type Claim struct {
 	// Acquired reports that the caller now owns the key and must run the
-	// work, then call Complete or Release with Token.
+	// work, then end the claim exactly once: with Complete or Release and
+	// Token after Store.Claim, or with the Work's Commit or Rollback after
+	// WorkClaimer.ClaimWork.
 	Acquired bool
 	// Token fences the caller's lease: Renew, Complete and Release succeed
-	// only while the key is still held under this token.
+	// only while the key is still held under this token. It is empty for
+	// a claim held by a WorkClaimer's unit of work.
 	Token string
 	// TakenOver reports that the key was acquired from a worker whose lease
 	// lapsed (it crashed or hung).
@@ -100,14 +107,61 @@ type Transactor interface {
 	BeginWork(ctx context.Context, k Key, token string) (context.Context, Work, error)
 }
 
-// Work is a unit of work begun by [Transactor.BeginWork]. Exactly one of
-// Commit or Rollback must be called.
+// WorkClaimer is implemented by stores whose claim on a key can live
+// inside the work's own database transaction, as a lock that transaction
+// holds (pgstore's transactional mode may offer it): the claim, the work's
+// writes and the stored outcome commit together, and a crashed worker's
+// claim vanishes with its connection. Such a claim has no token, no lease,
+// no renewal and nothing to fence. The middleware and RunOnce use
+// ClaimWork instead of [Store.Claim] and [Transactor.BeginWork] when the
+// store implements it; the store's other methods are then not called for
+// the claims ClaimWork makes.
+type WorkClaimer interface {
+	// ClaimWork claims k for a request with the given fingerprint inside a
+	// unit of work it begins, and returns one of three answers.
+	//
+	// Acquired: k is free (unknown, released, or its completed record has
+	// passed its ExpiresAt) and now held by the unit of work. ClaimWork
+	// returns a Claim with Acquired set and no Token, the context the work
+	// runs with (it descends from ctx and carries whatever the work needs
+	// to join the unit, as [Transactor.BeginWork]'s does), and the Work.
+	// The caller calls exactly one of Work.Commit, which stores the
+	// outcome and commits it with the work's writes, or Work.Rollback,
+	// which discards both and frees k. Until then, every other ClaimWork
+	// or Claim of k answers that k is running.
+	//
+	// Not acquired: ClaimWork holds nothing, changes nothing, and returns
+	// a nil context and Work with the existing record in Claim.Record:
+	// completed (the caller replays it, or answers 422 if its Fingerprint
+	// differs), or running, because another unit of work holds k. A
+	// running record's Fingerprint is empty when the store cannot tell
+	// which request holds k; the caller then answers that k is in flight
+	// (409), never that it was reused. LeaseExpires and ExpiresAt of a
+	// running record may be zero.
+	//
+	// A store that offers ClaimWork only in some configurations returns an
+	// error wrapping errors.ErrUnsupported, having done nothing; the caller
+	// then claims k with Store.Claim. Any other error means nothing is
+	// held and nothing ran (the middleware answers 503).
+	ClaimWork(ctx context.Context, k Key, fingerprint string) (Claim, context.Context, Work, error)
+}
+
+// Work is a unit of work begun by [Transactor.BeginWork] or
+// [WorkClaimer.ClaimWork]. Exactly one of Commit or Rollback must be
+// called, from one goroutine.
 type Work interface {
-	// Commit stores resp for retention, fenced by the lease token, and
-	// commits the work with it. If the lease was lost the work is rolled
-	// back and Commit returns ErrLeaseLost.
+	// Commit stores resp for retention and commits the work with it.
+	// After BeginWork the stored outcome is fenced by the lease token: if
+	// the lease was lost the work is rolled back and Commit returns
+	// ErrLeaseLost. After ClaimWork there is no lease; if a record of k
+	// was stored by another unit of work all the same (the store's last
+	// line of defence, such as its primary key, refused a second one),
+	// the work is rolled back and Commit returns ErrLeaseLost. Any other
+	// error means the work did not commit, or its answer was lost: a
+	// retry of k finds out which.
 	Commit(ctx context.Context, resp Response, retention time.Duration) error
-	// Rollback discards the work. The caller then releases the key.
+	// Rollback discards the work. After BeginWork the caller then releases
+	// the key; after ClaimWork the rollback frees it.
 	Rollback(ctx context.Context) error
 }
 

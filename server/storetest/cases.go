@@ -9,9 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/idemhq/idem/server"
 )
 
@@ -28,7 +25,7 @@ func cases() []testCase {
 			f.acquire(k, "fp", longLease)
 			c := f.claim(k, "fp", longLease)
 			requireRunning(t, c, "fp")
-			assert.True(t, c.Record.LeaseExpires.After(before.Add(longLease/2)),
+			check(t, c.Record.LeaseExpires.After(before.Add(longLease/2)),
 				"LeaseExpires %v is not about a lease from now", c.Record.LeaseExpires)
 		}},
 		{"CompleteThenRepeatReportsResponse", func(t *testing.T, f fixture) {
@@ -40,7 +37,7 @@ func cases() []testCase {
 		{"CompletedIgnoresLeaseLapse", func(t *testing.T, f fixture) {
 			k := f.key()
 			token := f.acquire(k, "fp", shortLease)
-			require.NoError(t, f.s.Complete(context.Background(), k, token, sampleResponse(), retention))
+			noError(t, f.s.Complete(context.Background(), k, token, sampleResponse(), retention), "Complete")
 			time.Sleep(2 * shortLease)
 			requireCompleted(t, f.claim(k, "fp", shortLease), "fp", sampleResponse())
 		}},
@@ -60,7 +57,7 @@ func cases() []testCase {
 			time.Sleep(2 * shortLease)
 			requireRunning(t, f.claim(k, "fp-b", shortLease), "fp-a")
 			c := f.eventuallyAcquired(k, "fp-a", longLease)
-			assert.True(t, c.TakenOver, "the same fingerprint takes a lapsed lease over")
+			check(t, c.TakenOver, "the same fingerprint takes a lapsed lease over")
 			requireRunning(t, f.claim(k, "fp-b", shortLease), "fp-a")
 		}},
 		{"LapsedLeaseTakenOver", testTakeover},
@@ -73,16 +70,16 @@ func cases() []testCase {
 			lease := 3 * shortLease
 			start := time.Now()
 			token := f.acquire(k, "fp", lease)
-			require.NoError(t, f.s.Renew(context.Background(), k, token, 4*lease))
+			noError(t, f.s.Renew(context.Background(), k, token, 4*lease), "Renew")
 			time.Sleep(time.Until(start.Add(2 * lease)))
 			requireRunning(t, f.claim(k, "fp", lease), "fp")
 			c := f.eventuallyAcquired(k, "fp", longLease)
-			assert.True(t, c.TakenOver, "TakenOver after the renewed lease lapsed")
+			check(t, c.TakenOver, "TakenOver after the renewed lease lapsed")
 		}},
 		{"ReleaseThenReclaim", func(t *testing.T, f fixture) {
 			k := f.key()
 			old := f.acquire(k, "fp", longLease)
-			require.NoError(t, f.s.Release(context.Background(), k, old))
+			noError(t, f.s.Release(context.Background(), k, old), "Release")
 			f.acquire(k, "fp", longLease)
 			requireLost(t, f.s.Release(context.Background(), k, old), "Release with a released token")
 			requireLost(t, f.s.Renew(context.Background(), k, old, longLease), "Renew with a released token")
@@ -90,10 +87,10 @@ func cases() []testCase {
 		{"ReleaseThenOtherFingerprint", func(t *testing.T, f fixture) {
 			k := f.key()
 			token := f.acquire(k, "fp-a", longLease)
-			require.NoError(t, f.s.Release(context.Background(), k, token))
+			noError(t, f.s.Release(context.Background(), k, token), "Release")
 			token = f.acquire(k, "fp-b", longLease)
 			requireRunning(t, f.claim(k, "fp-a", longLease), "fp-b")
-			require.NoError(t, f.s.Complete(context.Background(), k, token, sampleResponse(), retention))
+			noError(t, f.s.Complete(context.Background(), k, token, sampleResponse(), retention), "Complete")
 			// The record is fp-b's: fp-b is replayed, fp-a is told so.
 			requireCompleted(t, f.claim(k, "fp-b", longLease), "fp-b", sampleResponse())
 			requireCompleted(t, f.claim(k, "fp-a", longLease), "fp-b", sampleResponse())
@@ -107,7 +104,7 @@ func cases() []testCase {
 			time.Sleep(2 * shortLease)
 			requireRunning(t, f.claim(k, "fp-b", longLease), "fp-a")
 			c := f.claim(k, "fp-a", longLease)
-			assert.True(t, c.Acquired && c.TakenOver, "the lapsed lease is still lapsed")
+			check(t, c.Acquired && c.TakenOver, "the lapsed lease is still lapsed")
 		}},
 		{"CompleteWrongToken", func(t *testing.T, f fixture) {
 			k := f.key()
@@ -117,12 +114,12 @@ func cases() []testCase {
 			requireRunning(t, f.claim(k, "fp", longLease), "fp")
 			requireLost(t, f.s.Renew(context.Background(), k, "not-"+token, longLease), "Renew with a wrong token")
 			requireLost(t, f.s.Release(context.Background(), k, "not-"+token), "Release with a wrong token")
-			require.NoError(t, f.s.Complete(context.Background(), k, token, sampleResponse(), retention))
+			noError(t, f.s.Complete(context.Background(), k, token, sampleResponse(), retention), "Complete with the right token")
 		}},
 		{"CompleteTwice", func(t *testing.T, f fixture) {
 			k := f.key()
 			token := f.acquire(k, "fp", longLease)
-			require.NoError(t, f.s.Complete(context.Background(), k, token, sampleResponse(), retention))
+			noError(t, f.s.Complete(context.Background(), k, token, sampleResponse(), retention), "Complete")
 			other := server.Response{Status: http.StatusTeapot, Body: []byte("other")}
 			requireLost(t, f.s.Complete(context.Background(), k, token, other, retention), "a second Complete")
 			requireLost(t, f.s.Renew(context.Background(), k, token, longLease), "Renew after Complete")
@@ -143,19 +140,20 @@ func cases() []testCase {
 			k := f.key()
 			token := f.acquire(k, "fp", longLease)
 			before := time.Now()
-			require.NoError(t, f.s.Complete(context.Background(), k, token, sampleResponse(), retention))
+			noError(t, f.s.Complete(context.Background(), k, token, sampleResponse(), retention), "Complete")
 			c := f.claim(k, "fp", longLease)
 			requireCompleted(t, c, "fp", sampleResponse())
-			assert.WithinDuration(t, before.Add(retention), c.Record.ExpiresAt, time.Minute, "Record.ExpiresAt")
+			check(t, within(before.Add(retention), c.Record.ExpiresAt, time.Minute),
+				"Record.ExpiresAt %v is not within a minute of %v", c.Record.ExpiresAt, before.Add(retention))
 			time.Sleep(1500 * time.Millisecond)
 			requireCompleted(t, f.claim(k, "fp", longLease), "fp", sampleResponse())
 		}},
 		{"RetentionExpiry", func(t *testing.T, f fixture) {
 			k := f.key()
 			token := f.acquire(k, "fp-a", longLease)
-			require.NoError(t, f.s.Complete(context.Background(), k, token, sampleResponse(), shortLease))
+			noError(t, f.s.Complete(context.Background(), k, token, sampleResponse(), shortLease), "Complete")
 			c := f.eventuallyAcquired(k, "fp-b", longLease)
-			assert.False(t, c.TakenOver, "an expired record is not taken over, it is gone")
+			check(t, !c.TakenOver, "an expired record is not taken over, it is gone")
 		}},
 		{"ScopesAreSeparate", func(t *testing.T, f fixture) {
 			key := random(t)
@@ -169,13 +167,17 @@ func cases() []testCase {
 		}},
 		{"ConcurrentClaims", func(t *testing.T, f fixture) {
 			k := f.key()
-			assert.Equal(t, 1, f.stampede(k, 100), "claims that acquired one fresh key")
+			if n := f.stampede(k, 100); n != 1 {
+				t.Errorf("%d of 100 concurrent claims acquired one fresh key; want 1", n)
+			}
 		}},
 		{"ConcurrentTakeover", func(t *testing.T, f fixture) {
 			k := f.key()
 			f.acquire(k, "fp", shortLease)
 			time.Sleep(2 * shortLease)
-			assert.Equal(t, 1, f.stampede(k, 50), "claims that took one lapsed key over")
+			if n := f.stampede(k, 50); n != 1 {
+				t.Errorf("%d of 50 concurrent claims took one lapsed key over; want 1", n)
+			}
 		}},
 		{"LargeBody", func(t *testing.T, f fixture) {
 			body := bytes.Repeat([]byte("0123456789abcdef"), 1<<17) // 2 MiB
@@ -203,10 +205,10 @@ func cases() []testCase {
 			c, err := f.s.Claim(ctx, k, "fp", longLease)
 			if err == nil {
 				// A store that ignores ctx must still behave.
-				require.True(t, c.Acquired, "Claim on a free key must acquire it")
+				must(t, c.Acquired, "Claim on a free key must acquire it")
 				return
 			}
-			assert.ErrorIs(t, err, context.Canceled)
+			check(t, errors.Is(err, context.Canceled), "Claim with a cancelled context: want context.Canceled, got %v", err)
 			f.acquire(k, "fp", longLease)
 		}},
 	}
@@ -218,15 +220,15 @@ func testTakeover(t *testing.T, f fixture) {
 	k := f.key()
 	old := f.acquire(k, "fp", shortLease)
 	c := f.eventuallyAcquired(k, "fp", longLease)
-	assert.True(t, c.TakenOver, "TakenOver")
-	require.NotEqual(t, old, c.Token, "a takeover issues a new token")
+	check(t, c.TakenOver, "TakenOver")
+	must(t, old != c.Token, "a takeover issues a new token")
 	ctx := context.Background()
 	requireLost(t, f.s.Renew(ctx, k, old, longLease), "Renew with the old token")
 	requireLost(t, f.s.Complete(ctx, k, old, sampleResponse(), retention), "Complete with the old token")
 	requireLost(t, f.s.Release(ctx, k, old), "Release with the old token")
 	requireRunning(t, f.claim(k, "fp", longLease), "fp")
-	require.NoError(t, f.s.Renew(ctx, k, c.Token, longLease), "Renew with the new token")
-	require.NoError(t, f.s.Complete(ctx, k, c.Token, sampleResponse(), retention), "Complete with the new token")
+	noError(t, f.s.Renew(ctx, k, c.Token, longLease), "Renew with the new token")
+	noError(t, f.s.Complete(ctx, k, c.Token, sampleResponse(), retention), "Complete with the new token")
 	requireCompleted(t, f.claim(k, "fp", longLease), "fp", sampleResponse())
 }
 
@@ -237,10 +239,10 @@ func testStaleRenew(t *testing.T, f fixture) {
 	k := f.key()
 	old := f.acquire(k, "fp", shortLease)
 	c := f.eventuallyAcquired(k, "fp", shortLease)
-	require.True(t, c.TakenOver)
+	must(t, c.TakenOver, "TakenOver")
 	requireLost(t, f.s.Renew(context.Background(), k, old, longLease), "Renew with the old token")
 	next := f.eventuallyAcquired(k, "fp", longLease)
-	assert.True(t, next.TakenOver, "the new owner's short lease lapsed as it was")
+	check(t, next.TakenOver, "the new owner's short lease lapsed as it was")
 }
 
 // testCompleteRacesTakeover races a stale owner's Complete against a
@@ -279,12 +281,12 @@ func testCompleteRacesTakeover(t *testing.T, f fixture) {
 		wg.Wait()
 		switch {
 		case completed == nil:
-			require.False(t, taken.Acquired, "the stale owner completed and the key was taken over too")
+			must(t, !taken.Acquired, "the stale owner completed and the key was taken over too")
 			requireCompleted(t, f.claim(k, "fp", longLease), "fp", sampleResponse())
 		case taken.Acquired:
 			requireLost(t, completed, "the stale owner's Complete after the takeover")
 			requireRunning(t, f.claim(k, "fp", longLease), "fp")
-			require.NoError(t, f.s.Complete(context.Background(), k, taken.Token, sampleResponse(), retention), "the new owner completes")
+			noError(t, f.s.Complete(context.Background(), k, taken.Token, sampleResponse(), retention), "the new owner completes")
 		default:
 			t.Fatalf("neither the stale Complete (%v) nor the takeover won", completed)
 		}
@@ -300,8 +302,8 @@ func roundTrip(t *testing.T, f fixture, want server.Response) {
 
 func requireLost(t *testing.T, err error, what string) {
 	t.Helper()
-	require.Error(t, err, "%s must fail", what)
-	require.True(t, errors.Is(err, server.ErrLeaseLost), "%s: want ErrLeaseLost, got %v", what, err)
+	must(t, err != nil, "%s must fail", what)
+	must(t, errors.Is(err, server.ErrLeaseLost), "%s: want ErrLeaseLost, got %v", what, err)
 }
 
 // begin begins the work of k under token, and skips the test if the store
@@ -309,9 +311,9 @@ func requireLost(t *testing.T, err error, what string) {
 func (f fixture) begin(k server.Key, token string) (context.Context, server.Work) {
 	f.t.Helper()
 	ctx, work, err := f.tx.BeginWork(context.Background(), k, token)
-	require.NoError(f.t, err)
+	noError(f.t, err, "BeginWork")
 	if work == nil {
-		require.NoError(f.t, f.s.Release(context.Background(), k, token))
+		noError(f.t, f.s.Release(context.Background(), k, token), "Release")
 		f.t.Skip("the store runs work outside any transaction")
 	}
 	return ctx, work
@@ -324,8 +326,8 @@ func transactorCases() []testCase {
 			k := f.key()
 			token := f.acquire(k, "fp", longLease)
 			ctx, work := f.begin(k, token)
-			require.NotNil(t, ctx)
-			require.NoError(t, work.Commit(context.Background(), sampleResponse(), retention))
+			must(t, ctx != nil, "BeginWork returned a nil context")
+			noError(t, work.Commit(context.Background(), sampleResponse(), retention), "Commit")
 			requireCompleted(t, f.claim(k, "fp", longLease), "fp", sampleResponse())
 		}},
 		{"CommitFencedAfterTakeover", func(t *testing.T, f fixture) {
@@ -335,18 +337,18 @@ func transactorCases() []testCase {
 			token := f.acquire(k, "fp", shortLease)
 			_, work := f.begin(k, token)
 			c := f.eventuallyAcquired(k, "fp", longLease)
-			require.True(t, c.TakenOver)
+			must(t, c.TakenOver, "TakenOver")
 			stale := server.Response{Status: http.StatusTeapot, Body: []byte("stale")}
 			requireLost(t, work.Commit(context.Background(), stale, retention), "Commit after a takeover")
-			require.NoError(t, f.s.Complete(context.Background(), k, c.Token, sampleResponse(), retention), "the new owner completes")
+			noError(t, f.s.Complete(context.Background(), k, c.Token, sampleResponse(), retention), "the new owner completes")
 			requireCompleted(t, f.claim(k, "fp", longLease), "fp", sampleResponse())
 		}},
 		{"RollbackThenRelease", func(t *testing.T, f fixture) {
 			k := f.key()
 			token := f.acquire(k, "fp", longLease)
 			_, work := f.begin(k, token)
-			require.NoError(t, work.Rollback(context.Background()))
-			require.NoError(t, f.s.Release(context.Background(), k, token))
+			noError(t, work.Rollback(context.Background()), "Rollback")
+			noError(t, f.s.Release(context.Background(), k, token), "Release")
 			f.acquire(k, "fp", longLease)
 		}},
 	}

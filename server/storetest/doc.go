@@ -1,6 +1,8 @@
 // Package storetest is the conformance suite every idempotency store
 // runs, so memstore, pgstore and third-party stores share one specification
-// of [server.Store].
+// of [server.Store]. It is written on the standard testing package alone,
+// as testing/fstest.TestFS is, so a store's tests need no other
+// dependency.
 //
 // The canonical call sequence, in the store's tests:
 //

@@ -11,9 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
-
 	"github.com/idemhq/idem/server"
 )
 
@@ -40,7 +37,7 @@ const (
 func Run(t *testing.T, newStore func(t *testing.T) server.Store) {
 	t.Helper()
 	s := newStore(t)
-	require.NotNil(t, s, "newStore returned nil")
+	must(t, s != nil, "newStore returned nil")
 	for _, c := range cases() {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -76,7 +73,7 @@ func (f fixture) key() server.Key { return server.Key{Scope: f.scope, Key: rando
 func (f fixture) claim(k server.Key, fp string, lease time.Duration) server.Claim {
 	f.t.Helper()
 	c, err := f.s.Claim(context.Background(), k, fp, lease)
-	require.NoError(f.t, err, "Claim")
+	noError(f.t, err, "Claim")
 	return c
 }
 
@@ -84,9 +81,9 @@ func (f fixture) claim(k server.Key, fp string, lease time.Duration) server.Clai
 func (f fixture) acquire(k server.Key, fp string, lease time.Duration) string {
 	f.t.Helper()
 	c := f.claim(k, fp, lease)
-	require.True(f.t, c.Acquired, "Claim on a free key must acquire it")
-	require.False(f.t, c.TakenOver, "a free key is not taken over")
-	require.NotEmpty(f.t, c.Token, "an acquired claim carries a token")
+	must(f.t, c.Acquired, "Claim on a free key must acquire it")
+	must(f.t, !c.TakenOver, "a free key is not taken over")
+	must(f.t, c.Token != "", "an acquired claim carries a token")
 	return c.Token
 }
 
@@ -94,38 +91,41 @@ func (f fixture) acquire(k server.Key, fp string, lease time.Duration) string {
 func (f fixture) complete(k server.Key, fp string, resp server.Response) {
 	f.t.Helper()
 	token := f.acquire(k, fp, longLease)
-	require.NoError(f.t, f.s.Complete(context.Background(), k, token, resp, retention))
+	noError(f.t, f.s.Complete(context.Background(), k, token, resp, retention), "Complete")
 }
 
-// eventuallyAcquired polls Claim until it acquires k and returns the claim.
+// eventuallyAcquired polls Claim until it acquires k, for up to waitFor,
+// and returns the claim.
 func (f fixture) eventuallyAcquired(k server.Key, fp string, lease time.Duration) server.Claim {
 	f.t.Helper()
-	var got server.Claim
-	require.Eventually(f.t, func() bool {
-		got = f.claim(k, fp, lease)
-		return got.Acquired
-	}, waitFor, pollEvery, "the key never became acquirable")
-	return got
+	for deadline := time.Now().Add(waitFor); ; time.Sleep(pollEvery) {
+		if got := f.claim(k, fp, lease); got.Acquired {
+			return got
+		}
+		if time.Now().After(deadline) {
+			f.t.Fatalf("the key never became acquirable (polled for %v)", waitFor)
+		}
+	}
 }
 
 // requireRunning checks that c reports k running under fingerprint fp.
 func requireRunning(t *testing.T, c server.Claim, fp string) {
 	t.Helper()
-	require.False(t, c.Acquired, "a held key must not be acquired again")
-	assert.Empty(t, c.Token, "a claim that did not acquire carries no token")
-	assert.Equal(t, fp, c.Record.Fingerprint, "Record.Fingerprint")
-	assert.False(t, c.Record.Completed, "Record.Completed")
-	assert.False(t, c.Record.LeaseExpires.IsZero(), "a running record has a lease expiry")
+	must(t, !c.Acquired, "a held key must not be acquired again")
+	check(t, c.Token == "", "a claim that did not acquire carries no token, got %q", c.Token)
+	equal(t, fp, c.Record.Fingerprint, "Record.Fingerprint")
+	check(t, !c.Record.Completed, "Record.Completed is set on a running record")
+	check(t, !c.Record.LeaseExpires.IsZero(), "a running record has a lease expiry")
 }
 
 // requireCompleted checks that c reports the stored outcome want.
 func requireCompleted(t *testing.T, c server.Claim, fp string, want server.Response) {
 	t.Helper()
-	require.False(t, c.Acquired, "a completed key must not be acquired again")
-	require.True(t, c.Record.Completed, "Record.Completed")
-	assert.Equal(t, fp, c.Record.Fingerprint, "Record.Fingerprint")
-	assert.True(t, c.Record.LeaseExpires.IsZero(), "a completed record has no lease")
-	assert.False(t, c.Record.ExpiresAt.IsZero(), "a completed record has an expiry")
+	must(t, !c.Acquired, "a completed key must not be acquired again")
+	must(t, c.Record.Completed, "Record.Completed is not set on a completed record")
+	equal(t, fp, c.Record.Fingerprint, "Record.Fingerprint")
+	check(t, c.Record.LeaseExpires.IsZero(), "a completed record has no lease, got LeaseExpires %v", c.Record.LeaseExpires)
+	check(t, !c.Record.ExpiresAt.IsZero(), "a completed record has an expiry")
 	requireResponse(t, want, c.Record.Response)
 }
 
@@ -134,15 +134,15 @@ func requireCompleted(t *testing.T, c server.Claim, fp string, want server.Respo
 // nil one).
 func requireResponse(t *testing.T, want, got server.Response) {
 	t.Helper()
-	assert.Equal(t, want.Status, got.Status, "Response.Status")
+	equal(t, want.Status, got.Status, "Response.Status")
 	if len(want.Header) == 0 {
-		assert.Empty(t, got.Header, "Response.Header")
+		check(t, len(got.Header) == 0, "Response.Header: want none, got %v", got.Header)
 	} else {
-		assert.Equal(t, want.Header, got.Header, "Response.Header")
+		equal(t, want.Header, got.Header, "Response.Header")
 	}
-	require.Equal(t, len(want.Body), len(got.Body), "Response.Body length")
+	must(t, len(want.Body) == len(got.Body), "Response.Body length: want %d, got %d", len(want.Body), len(got.Body))
 	if len(want.Body) > 0 {
-		require.True(t, string(want.Body) == string(got.Body), "Response.Body differs")
+		must(t, string(want.Body) == string(got.Body), "Response.Body differs")
 	}
 }
 
@@ -150,7 +150,7 @@ func requireResponse(t *testing.T, want, got server.Response) {
 func random(t *testing.T) string {
 	b := make([]byte, 16)
 	_, err := rand.Read(b)
-	require.NoError(t, err)
+	noError(t, err, "crypto/rand")
 	return hex.EncodeToString(b)
 }
 
@@ -180,7 +180,10 @@ func (f fixture) stampede(k server.Key, n int) int {
 			defer done.Done()
 			start.Wait()
 			c, err := f.s.Claim(context.Background(), k, "fp", longLease)
-			if assert.NoError(f.t, err) && c.Acquired {
+			switch {
+			case err != nil:
+				f.t.Errorf("Claim: %v", err)
+			case c.Acquired:
 				acquired.Add(1)
 			}
 		}()

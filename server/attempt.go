@@ -1,0 +1,175 @@
+// This file holds attempt, one run of the work under an acquired key, and
+// its single way out, end, which makes the one store call that ends the
+// claim.
+
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+)
+
+// attempt is one run of the work under an acquired key, from the claim
+// until end. The claim is ended exactly once, by end, which its user
+// defers as soon as the key is acquired (before the work starts, so a
+// failed start, a panic and runtime.Goexit all pass through it); a second
+// end panics. The store hears of the end once:
+//
+//	claim                    outcome  store calls
+//	Store.Claim              record   Complete
+//	Store.Claim              release  Release
+//	Claim + Transactor Work  record   Commit (then Release if the Commit failed and undid the work)
+//	Claim + Transactor Work  release  Rollback, Release
+//	WorkClaimer.ClaimWork    record   Commit
+//	WorkClaimer.ClaimWork    release  Rollback
+//
+// A lease claim is renewed every renewEvery from its acquisition (while
+// the work waits to start, too) until end, by a shared [renewer] (the
+// middleware's) or, without one, by a timer of the attempt's own (lease.go).
+// A claim held by a WorkClaimer's unit of work has no lease: nothing renews
+// it and nothing fences it.
+type attempt struct {
+	store      Store
+	work       Work // nil until begun, and for work outside the store
+	key        Key
+	token      string
+	inWork     bool // the claim lives in work (WorkClaimer.ClaimWork)
+	lease      time.Duration
+	renewEvery time.Duration
+	log        *slog.Logger
+	detached   detached // the parent's values, never cancelled
+	cancel     context.CancelCauseFunc
+
+	renewer    *renewer    // nil: timer schedules renewal
+	prev, next *attempt    // the renewer's list, guarded by renewer.mu
+	since      uint64      // the renewer's tick at the last renewal, likewise
+	timer      *time.Timer // without a renewer
+
+	ending deadlineCtx // the context of the store calls that end the attempt
+
+	mu       sync.Mutex
+	ended    bool
+	lost     bool
+	renewing bool      // a renewal is under way: a slow store gets one at a time
+	renewed  time.Time // when the lease was last known held: the claim, or a renewal
+}
+
+// outcome is what end is asked to do with the claim: record resp for
+// retention, or release the key so a retry runs the work again. The zero
+// outcome releases.
+type outcome struct {
+	record    bool
+	resp      Response
+	retention time.Duration
+}
+
+// result is what ending an attempt did, classified once for Middleware and
+// RunOnce to answer from.
+type result uint8
+
+const (
+	// recorded: the outcome is stored (and the work committed with it).
+	recorded result = iota
+	// released: the key is free for a retry (and the work rolled back).
+	released
+	// lost: the key was no longer this attempt's (its lease lapsed and
+	// another run took it over, or another unit of work recorded it):
+	// nothing was recorded here.
+	lost
+	// commitFailed: the work's Commit failed. The work was undone and the
+	// key released, or the commit went through and only its answer was
+	// lost; either way a retry gets it right.
+	commitFailed
+	// recordFailed: the work happened outside the store and storing its
+	// outcome failed. The key stays held, so no retry runs the work again
+	// before the lease lapses.
+	recordFailed
+	// releaseFailed: releasing (or rolling back) failed. A lease claim
+	// stays held until its lease lapses.
+	releaseFailed
+)
+
+// end ends the claim with o, making the store calls in the table on
+// attempt, each bounded by a lease (see bounded). Renewal stops and the
+// work's context is cancelled. It
+// returns what happened and the store's error behind a failure, for the
+// log. If renewal had found the lease lost, the call that ends the claim
+// is still made (it is fenced, and fails), and the result is lost.
+func (a *attempt) end(o outcome) (result, error) {
+	wasLost := a.stopRenewal()
+	if a.cancel != nil {
+		defer a.cancel(nil)
+	}
+	ctx := a.bounded()
+	defer a.ending.stop()
+	switch {
+	case a.inWork:
+		if o.record {
+			return recording(a.work.Commit(ctx, o.resp, o.retention), commitFailed)
+		}
+		if err := a.work.Rollback(ctx); err != nil {
+			return releaseFailed, err
+		}
+		return released, nil
+	case o.record && a.work == nil:
+		return recording(a.store.Complete(ctx, a.key, a.token, o.resp, o.retention), recordFailed)
+	case o.record && !wasLost:
+		res, err := recording(a.work.Commit(ctx, o.resp, o.retention), commitFailed)
+		if res == commitFailed {
+			// The work rolled back; free the key so a retry runs it again.
+			// If the commit did land, the key is no longer held and
+			// Release changes nothing.
+			if rerr := a.store.Release(ctx, a.key, a.token); rerr != nil && !errors.Is(rerr, ErrLeaseLost) && a.log != nil {
+				a.log.Warn("idem: release after failed commit", "scope", a.key.Scope, "key", a.key.Key, "err", rerr)
+			}
+		}
+		return res, err
+	default: // release, or record after the lease was found lost
+		var err error
+		if a.work != nil {
+			err = a.work.Rollback(ctx)
+		}
+		rerr := a.store.Release(ctx, a.key, a.token)
+		switch {
+		case wasLost || errors.Is(rerr, ErrLeaseLost):
+			return lost, ErrLeaseLost
+		case rerr != nil:
+			return releaseFailed, rerr
+		case err != nil:
+			return releaseFailed, err
+		}
+		return released, nil
+	}
+}
+
+// recording classifies the error of a call that records an outcome
+// (Complete or Commit): failed is the result of a failure other than a
+// lost lease.
+func recording(err error, failed result) (result, error) {
+	switch {
+	case err == nil:
+		return recorded, nil
+	case errors.Is(err, ErrLeaseLost):
+		return lost, err
+	default:
+		return failed, err
+	}
+}
+
+// bounded returns the context of the store calls that end the attempt:
+// the request's values, no cancellation, and a deadline one lease away.
+// Past it the lease has lapsed, renewal having stopped, and the key may be
+// another worker's; a store that does not answer by then (a partition, a
+// failover without a reset) must not hold the request and its connection.
+// The context lives in the attempt, and costs an allocation only if the
+// store asks for its Done channel.
+// Callers defer a.ending.stop().
+func (a *attempt) bounded() context.Context {
+	if a.ending.at.IsZero() {
+		a.ending.parent, a.ending.at = &a.detached, time.Now().Add(a.lease)
+	}
+	return &a.ending
+}

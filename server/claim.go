@@ -1,0 +1,177 @@
+// This file holds the claiming of a key, shared by Middleware and RunOnce:
+// asking the store (Store.Claim, or WorkClaimer.ClaimWork), the one
+// classification of its answer, and waiting for a key in flight.
+
+package server
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"math/rand/v2"
+	"time"
+)
+
+// verdict is what a store's answer to a claim means for the request that
+// made it.
+type verdict uint8
+
+const (
+	claimAcquired verdict = iota // the request holds the key: run the work
+	claimReplay                  // completed with this fingerprint: answer from the record
+	claimInFlight                // another run holds the key: 409, or ErrInFlight
+	claimReused                  // the key belongs to another request: 422, or ErrKeyReused
+	claimWait                    // in flight, and the caller waits for it (Options.Wait)
+)
+
+// answer is a store's answer to one claim. For a claim acquired through
+// WorkClaimer.ClaimWork, ctx and work are the unit of work that holds it.
+type answer struct {
+	Claim
+	inWork bool // answered by ClaimWork: no token, no lease
+	ctx    context.Context
+	work   Work
+}
+
+// classify says what a answers a claim with fingerprint fp. A running
+// record with another fingerprint is key reuse, except that an empty one
+// from ClaimWork means the store cannot tell who holds the key: that is in
+// flight. canWait turns in flight with this fingerprint (or an unknown
+// one) into claimWait.
+func (a *answer) classify(fp string, canWait bool) verdict {
+	r := &a.Record
+	switch {
+	case a.Acquired:
+		return claimAcquired
+	case r.Fingerprint != fp && (r.Completed || r.Fingerprint != "" || !a.inWork):
+		return claimReused
+	case r.Completed:
+		return claimReplay
+	case canWait:
+		return claimWait
+	default:
+		return claimInFlight
+	}
+}
+
+// claimer claims keys in one store and starts the work under them, for
+// one Middleware or one RunOnce call. It is safe for concurrent use.
+type claimer struct {
+	store      Store
+	works      WorkClaimer // the store, if it claims within its unit of work
+	tx         Transactor  // the store, if it begins units of work
+	lease      time.Duration
+	renewEvery time.Duration
+	wait       time.Duration // how long a repeat waits for a key in flight
+	log        *slog.Logger
+	renewer    *renewer // nil: each attempt renews on a timer of its own
+	local      *flights // nil: no local runs to wake waiters
+}
+
+// newClaimer returns a claimer over store; the caller sets the rest.
+func newClaimer(store Store) claimer {
+	cl := claimer{store: store}
+	cl.works, _ = store.(WorkClaimer)
+	cl.tx, _ = store.(Transactor)
+	return cl
+}
+
+// errNoWork is returned for a ClaimWork that acquired a key without a
+// Work to end the claim with.
+var errNoWork = errors.New("idem/server: ClaimWork acquired a key without a Work")
+
+// ask asks the store for k once: through ClaimWork when the store offers
+// it, through Claim otherwise.
+func (cl *claimer) ask(ctx context.Context, k Key, fp string) (answer, error) {
+	if cl.works != nil {
+		c, wctx, work, err := cl.works.ClaimWork(ctx, k, fp)
+		if !errors.Is(err, errors.ErrUnsupported) {
+			if err == nil && c.Acquired && (work == nil || wctx == nil) {
+				if work != nil {
+					work.Rollback(ctx)
+				}
+				return answer{}, errNoWork
+			}
+			return answer{Claim: c, inWork: true, ctx: wctx, work: work}, err
+		}
+	}
+	c, err := cl.store.Claim(ctx, k, fp, cl.lease)
+	return answer{Claim: c}, err
+}
+
+// claim claims k for a request with fingerprint fp and classifies the
+// answer. A key in flight is waited for up to cl.wait (see await); the
+// verdict is never claimWait. An error is the store's, or ctx's.
+func (cl *claimer) claim(ctx context.Context, k Key, fp string) (answer, verdict, error) {
+	a, err := cl.ask(ctx, k, fp)
+	if err != nil {
+		return a, 0, err
+	}
+	v := a.classify(fp, cl.wait > 0)
+	if v == claimWait {
+		return cl.await(ctx, k, fp)
+	}
+	return a, v, nil
+}
+
+// Polling bounds for a repeat waiting on a request that runs in another
+// process: the first check after about pollMin, doubling to pollMax, each
+// delay jittered down to half so waiters do not poll in step.
+const (
+	pollMin = 5 * time.Millisecond
+	pollMax = 200 * time.Millisecond
+)
+
+// await waits up to cl.wait for the running record of k to end, then
+// claims k again, until an answer is no longer worth waiting for: it
+// acquired k (the run it waited for was released), or found k completed
+// or another fingerprint's; or, once the wait is over, whatever the last
+// claim found, which may still be in flight. It wakes on the local flight
+// of k when there is one, and replays that flight's recorded outcome
+// without asking the store; otherwise it polls the store with capped,
+// jittered backoff. It returns ctx's error if ctx ends first.
+func (cl *claimer) await(ctx context.Context, k Key, fp string) (answer, verdict, error) {
+	deadline := time.NewTimer(cl.wait)
+	defer deadline.Stop()
+	poll := time.NewTimer(pollMax)
+	poll.Stop()
+	defer poll.Stop()
+	backoff := pollMin
+	for {
+		over := false
+		fl := cl.local.lookup(k)
+		var wake <-chan struct{}
+		var tick <-chan time.Time
+		if fl != nil {
+			wake = fl.done
+		} else {
+			d := backoff/2 + rand.N(backoff/2+1)
+			backoff = min(2*backoff, pollMax)
+			poll.Reset(d)
+			tick = poll.C
+		}
+		select {
+		case <-ctx.Done():
+			return answer{}, 0, ctx.Err()
+		case <-deadline.C:
+			over = true
+		case <-wake:
+			// The run found may not be the one this request saw running:
+			// that one may have released k, and a request with another
+			// body claimed it since. Only a run with fingerprint fp
+			// recorded this request's outcome; otherwise the claim below
+			// tells (another fingerprint is answered 422).
+			if fl.outcome != nil && fl.fp == fp {
+				return answer{Claim: Claim{Record: Record{Fingerprint: fp, Completed: true, Response: *fl.outcome}}}, claimReplay, nil
+			}
+		case <-tick:
+		}
+		a, err := cl.ask(ctx, k, fp)
+		if err != nil {
+			return a, 0, err
+		}
+		if v := a.classify(fp, !over); v != claimWait {
+			return a, v, nil
+		}
+	}
+}
