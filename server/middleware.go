@@ -92,16 +92,16 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.next.ServeHTTP(w, r)
 			return
 		}
-		problemKeyMissing.write(w)
+		h.cfg.problems.keyMissing.write(w)
 		return
 	}
 	if len(vals) > 1 {
-		problemKeyInvalid.write(w)
+		h.cfg.problems.keyInvalid.write(w)
 		return
 	}
 	key, err := ParseKey(vals[0])
 	if err != nil {
-		problemKeyInvalid.write(w)
+		h.cfg.problems.keyInvalid.write(w)
 		return
 	}
 	scope, ok := h.scope(r)
@@ -153,7 +153,7 @@ func (h *handler) readBody(r *http.Request) ([]byte, *problem) {
 	}
 	limit := h.cfg.maxBody
 	if r.ContentLength > limit {
-		return nil, problemBodyTooLarge
+		return nil, h.cfg.problems.bodyTooLarge
 	}
 	if r.ContentLength >= 0 {
 		body := make([]byte, r.ContentLength)
@@ -167,18 +167,18 @@ func (h *handler) readBody(r *http.Request) ([]byte, *problem) {
 	case err != nil:
 		return nil, unreadable(err)
 	case int64(len(body)) > limit:
-		return nil, problemBodyTooLarge
+		return nil, h.cfg.problems.bodyTooLarge
 	}
 	return body, nil
 }
 
 // unreadable is the answer to a body that failed to read with err: 413 if
 // an outer http.MaxBytesReader cut it off (a retry would fail the same
-// way), 400 otherwise.
+// way; the limit is the outer one, not Options.MaxBody), 400 otherwise.
 func unreadable(err error) *problem {
 	var tooLarge *http.MaxBytesError
 	if errors.As(err, &tooLarge) {
-		return problemBodyTooLarge
+		return problemBodyCut
 	}
 	return problemBodyUnreadable
 }

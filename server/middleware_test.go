@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"net/http"
+	"net/http/httptest"
 	"strconv"
 	"strings"
 	"testing"
@@ -291,4 +292,48 @@ func TestMiddlewarePanicsOnBadOptions(t *testing.T) {
 		})
 	}
 	assert.NotPanics(t, func() { server.Middleware(newMemstore(), server.Options{SingleTenant: true}) })
+}
+
+// TestProblemsNameTheHeaderAndTheLimit: the answers to a missing or
+// malformed key name the configured header field, and the answer to a
+// body over the limit names the limit, in fixed texts.
+func TestProblemsNameTheHeaderAndTheLimit(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name              string
+		opts              server.Options
+		header, limit     string
+		bodySize, maxBody int
+	}{
+		{"defaults", server.Options{SingleTenant: true}, "Idempotency-Key", "over 1 MiB", 1<<20 + 1, 0},
+		{"configured", server.Options{SingleTenant: true, Header: "x-request-id", MaxBody: 1536}, "X-Request-Id", "over 1536 bytes", 1537, 1536},
+		{"KiB", server.Options{SingleTenant: true, MaxBody: 64 << 10}, "Idempotency-Key", "over 64 KiB", 64<<10 + 1, 64 << 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			h := server.Middleware(newMemstore(), tt.opts)(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(http.StatusCreated)
+			}))
+			serve := func(key, body string) *httptest.ResponseRecorder {
+				req := httptest.NewRequest(http.MethodPost, "/orders", strings.NewReader(body))
+				if key != "" {
+					req.Header.Set(tt.header, key)
+				}
+				rec := httptest.NewRecorder()
+				h.ServeHTTP(rec, req)
+				return rec
+			}
+			missing := serve("", "x")
+			require.Equal(t, http.StatusBadRequest, missing.Code)
+			assert.Contains(t, missing.Body.String(), "must carry an "+tt.header+" header")
+			invalid := serve(strings.Repeat("k", server.MaxKeyLen+1), "x")
+			require.Equal(t, http.StatusBadRequest, invalid.Code)
+			assert.Contains(t, invalid.Body.String(), "The "+tt.header+" header must hold 1 to 255 printable ASCII characters")
+			assert.NotContains(t, invalid.Body.String(), "kkkk", "the text is fixed: no request data")
+			large := serve("k", strings.Repeat("a", tt.bodySize))
+			require.Equal(t, http.StatusRequestEntityTooLarge, large.Code)
+			assert.Contains(t, large.Body.String(), "The request body is "+tt.limit+", the limit for idempotent requests.")
+		})
+	}
 }

@@ -43,6 +43,7 @@ type Options struct {
 
 	// Header is the name of the field carrying the key. Default
 	// "Idempotency-Key"; APIs also use "X-Idempotency-Key" and others.
+	// The problem documents about a missing or malformed key name it.
 	Header string
 
 	// Methods are the request methods the middleware handles. A request
@@ -80,7 +81,8 @@ type Options struct {
 
 	// MaxBody is the largest request body the middleware reads (it must
 	// buffer the body to fingerprint it). A larger body is answered 413
-	// with [ProblemBodyTooLarge] and nothing runs. Default 1 MiB.
+	// with [ProblemBodyTooLarge], whose detail names the limit ("over 1
+	// MiB"), and nothing runs. Default 1 MiB.
 	MaxBody int64
 
 	// StoreServerErrors records 5xx outcomes and replays them, like Stripe's
@@ -107,6 +109,7 @@ type config struct {
 	maxBody           int64
 	storeServerErrors bool
 	log               *slog.Logger
+	problems          limitProblems // built from header and maxBody
 }
 
 // config validates o and applies the defaults.
@@ -154,6 +157,7 @@ func (o Options) config() (config, error) {
 		c.maxBody = DefaultMaxBody
 	}
 	c.renewEvery = max(c.lease/3, time.Millisecond)
+	c.problems = newLimitProblems(c.header, c.maxBody)
 	return c, nil
 }
 

@@ -6,6 +6,7 @@ package server
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/idemhq/idem/internal/key"
 )
@@ -78,15 +79,12 @@ func newProblem(status int, typ, title, detail string, retryAfter bool) *problem
 }
 
 var (
-	problemKeyMissing = newProblem(http.StatusBadRequest, ProblemKeyMissing,
-		"Idempotency key missing",
-		"This request must carry an idempotency key.", false)
-	problemKeyInvalid = newProblem(http.StatusBadRequest, ProblemKeyInvalid,
-		"Idempotency key invalid",
-		"An idempotency key is 1 to 255 printable ASCII characters, sent bare or as a quoted string in one field.", false)
 	problemBodyUnreadable = newProblem(http.StatusBadRequest, ProblemBodyUnreadable,
 		"Request body unreadable",
 		"The request body could not be read. Nothing ran; retry with the same key.", false)
+	problemBodyCut = newProblem(http.StatusRequestEntityTooLarge, ProblemBodyTooLarge,
+		"Request body too large",
+		"The request body is over the server's limit.", false)
 	problemScopeUnavailable = newProblem(http.StatusUnauthorized, ProblemScopeUnavailable,
 		"Scope unavailable",
 		"The request is not attributed to a client, so its idempotency key cannot be used.", false)
@@ -96,9 +94,6 @@ var (
 	problemLeaseLost = newProblem(http.StatusConflict, ProblemLeaseLost,
 		"Request superseded",
 		"Another request with this idempotency key took it over. Retry later to get its outcome.", true)
-	problemBodyTooLarge = newProblem(http.StatusRequestEntityTooLarge, ProblemBodyTooLarge,
-		"Request body too large",
-		"The request body is over the limit for idempotent requests.", false)
 	problemKeyReused = newProblem(http.StatusUnprocessableEntity, ProblemKeyReused,
 		"Idempotency key reused",
 		"This idempotency key was used with a different request. Use a new key for a new operation.", false)
@@ -112,6 +107,48 @@ var (
 		"Idempotency store unavailable",
 		"The request could not be checked for repeats, so it did not run. Retry with the same key.", true)
 )
+
+// limitProblems are the problem documents whose texts name the
+// configuration: the key's header field and the body limit. They are
+// built once per Middleware, and are as fixed as the others.
+type limitProblems struct {
+	keyMissing, keyInvalid, bodyTooLarge *problem
+}
+
+// newLimitProblems returns the documents for the header field named header
+// and bodies up to maxBody bytes.
+func newLimitProblems(header string, maxBody int64) limitProblems {
+	return limitProblems{
+		keyMissing: newProblem(http.StatusBadRequest, ProblemKeyMissing,
+			"Idempotency key missing",
+			"This request must carry an "+header+" header.", false),
+		keyInvalid: newProblem(http.StatusBadRequest, ProblemKeyInvalid,
+			"Idempotency key invalid",
+			"The "+header+" header must hold 1 to "+strconv.Itoa(MaxKeyLen)+
+				" printable ASCII characters, sent bare or as a quoted string, in one field.", false),
+		bodyTooLarge: newProblem(http.StatusRequestEntityTooLarge, ProblemBodyTooLarge,
+			"Request body too large",
+			"The request body is over "+byteSize(maxBody)+", the limit for idempotent requests.", false),
+	}
+}
+
+// byteSize spells n bytes for a person: in GiB, MiB or KiB when it is a
+// whole number of them, in bytes otherwise (a rounded figure would
+// misstate a limit).
+func byteSize(n int64) string {
+	for _, u := range []struct {
+		size int64
+		name string
+	}{{1 << 30, "GiB"}, {1 << 20, "MiB"}, {1 << 10, "KiB"}} {
+		if n >= u.size && n%u.size == 0 {
+			return strconv.FormatInt(n/u.size, 10) + " " + u.name
+		}
+	}
+	if n == 1 {
+		return "1 byte"
+	}
+	return strconv.FormatInt(n, 10) + " bytes"
+}
 
 // write answers with p. Headers the handler chain set before are kept,
 // except those that describe a body.
