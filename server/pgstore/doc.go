@@ -90,7 +90,7 @@
 // # Transactional mode
 //
 // With Options.Transactional, [Store.BeginWork] takes a connection from the
-// pool and begins a READ COMMITTED transaction (Options.TxOptions) that the
+// pool and begins a READ COMMITTED transaction that the
 // handler reaches through [Tx]. The work's Commit runs the fenced completion as the
 // transaction's last statement and commits: the business writes and the
 // stored response are one atomic commit. If the lease was lost (the key was

@@ -17,14 +17,19 @@ import (
 
 // httpAPI serves a handler answering 201 behind the middleware over a
 // pgstore on pool; in transactional mode the handler writes one row
-// through pgstore.Tx.
-func httpAPI(t testing.TB, pool *pgxpool.Pool, opts pgstore.Options) (url string, client *http.Client) {
+// through pgstore.Tx. With leased, the middleware sees the store without
+// ClaimWork, and claims under a lease.
+func httpAPI(t testing.TB, pool *pgxpool.Pool, opts pgstore.Options, leased bool) (url string, client *http.Client, store *pgstore.Store) {
 	s := newStore(t, pool, opts)
 	charges := ""
 	if opts.Transactional {
 		charges = newCharges(t, pool)
 	}
-	h := server.Middleware(s, server.Options{SingleTenant: true})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	var ms server.Store = s
+	if leased {
+		ms = leasedStore(s)
+	}
+	h := server.Middleware(ms, server.Options{SingleTenant: true})(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if tx, ok := pgstore.Tx(r.Context()); ok {
 			if _, err := tx.Exec(r.Context(), "INSERT INTO "+charges+" (key, amount) VALUES ($1, 1)", r.Header.Get("Idempotency-Key")); err != nil {
 				http.Error(w, "charge failed", http.StatusInternalServerError)
@@ -38,7 +43,7 @@ func httpAPI(t testing.TB, pool *pgxpool.Pool, opts pgstore.Options) (url string
 	t.Cleanup(srv.Close)
 	client = srv.Client()
 	t.Cleanup(client.CloseIdleConnections)
-	return srv.URL + "/charges", client
+	return srv.URL + "/charges", client, s
 }
 
 // send posts one charge with key and checks the answer.
@@ -56,28 +61,36 @@ func send(t testing.TB, client *http.Client, url, key string, replayed bool) {
 }
 
 // TestHTTPRoundTrips counts the database round trips one request costs
-// through the middleware: a replay one, a new key two (claim, complete),
-// three in transactional mode (claim, BEGIN, the fenced update pipelined
-// with COMMIT) plus the handler's own statement.
+// through the middleware. Without transactions: a replay one, a new key two
+// (claim, complete). In transactional mode, claimed by the work's
+// transaction (ClaimWork): a new key two (BEGIN, the lock and the lookup
+// pipelined; the record pipelined with COMMIT) plus the handler's own
+// statement, and a replay one before the answer and a ROLLBACK after it.
+// Claimed under a lease (Claim, BeginWork): a new key three (claim, BEGIN,
+// the fenced update pipelined with COMMIT) plus the handler's statement.
 func TestHTTPRoundTrips(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
+		name           string
 		transactional  bool
+		leased         bool
 		newKey, replay int64
 	}{
-		{false, 2, 1},
-		{true, 3 + 1, 1},
+		{"without transactions", false, false, 2, 1},
+		{"transactional", true, false, 2 + 1, 1 + 1},
+		{"transactional under a lease", true, true, 3 + 1, 1},
 	}
 	for _, tc := range cases {
-		t.Run(fmt.Sprintf("transactional %v", tc.transactional), func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			pool, w := countingPool(t)
-			url, client := httpAPI(t, pool, pgstore.Options{Transactional: tc.transactional})
+			url, client, s := httpAPI(t, pool, pgstore.Options{Transactional: tc.transactional}, tc.leased)
 			send(t, client, url, "warm-up", false) // prepares the statements
 			send(t, client, url, "warm-up", true)
+			s.Settle()
 
 			newKey, _ := w.measure(func() { send(t, client, url, "k", false) })
-			replay, _ := w.measure(func() { send(t, client, url, "k", true) })
+			replay, _ := w.measure(func() { send(t, client, url, "k", true); s.Settle() })
 			require.Equal(t, tc.newKey, newKey, "new key")
 			require.Equal(t, tc.replay, replay, "replay")
 		})
@@ -102,7 +115,7 @@ func BenchmarkHTTP(b *testing.B) {
 	}
 	for _, bc := range cases {
 		b.Run(bc.name, func(b *testing.B) {
-			url, client := httpAPI(b, newPool(b, poolConfig(b, 4)), pgstore.Options{Transactional: bc.transactional, DurableClaims: bc.durable})
+			url, client, _ := httpAPI(b, newPool(b, poolConfig(b, 4)), pgstore.Options{Transactional: bc.transactional, DurableClaims: bc.durable}, false)
 			for i := range 8 {
 				send(b, client, url, fmt.Sprintf("warm-%d", i), false)
 			}

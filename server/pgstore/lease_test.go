@@ -15,15 +15,25 @@ import (
 	"github.com/idemhq/idem/server/pgstore"
 )
 
-// stalledRenewals is the store as a worker sees it when its renewals never
-// reach the database (a stalled process, a partition): Renew reports
-// success and changes nothing. Everything else, BeginWork included, is the
-// real store.
-type stalledRenewals struct{ *pgstore.Store }
+// leased is a transactional pgstore as a middleware sees it when it claims
+// under a lease (Claim, then BeginWork): ClaimWork is hidden.
+type leased struct {
+	server.Store
+	server.Transactor
+}
+
+func leasedStore(s *pgstore.Store) leased { return leased{s, s} }
+
+// stalledRenewals is the leased store as a worker sees it when its
+// renewals never reach the database (a stalled process, a partition):
+// Renew reports success and changes nothing. Everything else, BeginWork
+// included, is the real store.
+type stalledRenewals struct{ leased }
 
 func (stalledRenewals) Renew(context.Context, server.Key, string, time.Duration) error { return nil }
 
-// TestLeaseTakeover runs a first request whose handler charges and then
+// TestLeaseTakeover, for a transactional store claimed under a lease
+// (Claim and BeginWork), runs a first request whose handler charges and then
 // hangs, and sends a retry while it hangs. If the first worker's lease
 // lapses, the retry takes the key over and charges; the first worker's
 // completion is refused (409) and its charge rolled back with its
@@ -49,9 +59,9 @@ func TestLeaseTakeover(t *testing.T) {
 				charged = make(chan struct{})
 				unblock = make(chan struct{})
 			)
-			var store server.Store = stalledRenewals{svc.store}
+			var store server.Store = stalledRenewals{leasedStore(svc.store)}
 			if tc.renew {
-				store = svc.store
+				store = leasedStore(svc.store)
 			}
 			svc.serveIdem(t, store, server.Options{Lease: lease}, func(w http.ResponseWriter, r *http.Request) {
 				attempt := int(calls.Add(1))

@@ -84,6 +84,7 @@ func newStore(t testing.TB, pool *pgxpool.Pool, opts pgstore.Options) *pgstore.S
 	}
 	s, err := pgstore.New(pool, opts)
 	require.NoError(t, err)
+	t.Cleanup(s.Close) // before the pool closes: cleanups run last first
 	require.NoError(t, s.Migrate(context.Background()))
 	dropTable(t, pool, opts.Table)
 	return s

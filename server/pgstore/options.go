@@ -35,22 +35,41 @@ type Options struct {
 	// Default 24 h (DefaultAbandon).
 	Abandon time.Duration
 
-	// Transactional makes BeginWork run the work inside a database
-	// transaction that commits together with the stored response; the
-	// handler reaches it through [Tx]. The default, false, runs the work
-	// outside any transaction and stores the outcome with Complete.
+	// Transactional runs the work inside a database transaction that
+	// commits together with the stored response; the handler reaches it
+	// through [Tx]. The transaction is READ COMMITTED and read-write,
+	// whatever the session's defaults. [Store.ClaimWork] then claims the
+	// key with a lock held by that transaction, and [Store.BeginWork]
+	// begins it under a lease claimed by [Store.Claim]. The default,
+	// false, runs the work outside any transaction and stores the outcome
+	// with Complete.
 	Transactional bool
 
-	// TxOptions are passed to BEGIN in transactional mode. The isolation
-	// level is always READ COMMITTED (set explicitly, whatever the
-	// server's default): the lease is renewed by updating the key's row
-	// while the work runs, and at REPEATABLE READ or SERIALIZABLE the
-	// fenced completion would then fail with a serialization error. New
-	// refuses another IsoLevel, a read-only AccessMode (the stored response
-	// is written in the transaction) and BeginQuery or CommitQuery (idem
-	// begins and commits it). The zero value means the server's defaults
-	// otherwise.
-	TxOptions pgx.TxOptions
+	// Takeover bounds, in transactional mode, how long a key claimed by
+	// [Store.ClaimWork] stays held by a worker whose machine vanished
+	// without closing its connection (a power cut, a partition): for the
+	// work's transaction only, pgstore sets the server's TCP keepalives
+	// (tcp_keepalives_idle to a third of Takeover, tcp_keepalives_interval
+	// to a sixth, tcp_keepalives_count to 4) and tcp_user_timeout to
+	// Takeover, so PostgreSQL declares the connection dead, rolls the work
+	// back and frees the key about Takeover after the worker fell silent.
+	// A worker whose process dies frees its keys at once (its operating
+	// system closes the connection); a worker that is alive but slow keeps
+	// them as long as it runs. Default 30 s, as the middleware's lease;
+	// negative leaves the server's settings alone. See the Takeover
+	// section of the package documentation.
+	Takeover time.Duration
+
+	// ReservedConns is the size of a second pool the Store opens, from the
+	// configuration of the pool given to New, for the statements that
+	// extend or end a running claim (Renew, Complete, Release): they then
+	// never wait for a connection behind running work, or behind the
+	// application's own queries on the same pool, while the lease they
+	// protect lapses. The pool opens its connections when first needed
+	// (never, for a Store used only through ClaimWork) and [Store.Close]
+	// closes it. Default 2; negative: none, those statements share the
+	// main pool.
+	ReservedConns int
 
 	// DurableClaims makes Claim, Renew, Release and Purge wait for their
 	// commit to reach disk, like every other commit. The default, false,

@@ -34,9 +34,22 @@ type queries struct {
 	commit   string
 	release  string
 	purge    string
+
+	// The statements of ClaimWork (see claimwork.go).
+	begin  string
+	lock   string
+	lookup string
+	record string
 }
 
-func buildQueries(t tableName, durableClaims bool) queries {
+// fenceFailed is the SQLSTATE the commit and record statements raise when
+// their fence fails: division_by_zero, from the "1 / count(*)" that ends
+// them. An error, unlike an empty result, aborts the transaction, so that
+// PostgreSQL skips the COMMIT pipelined after the statement and the
+// business writes roll back with it.
+const fenceFailed = "22012"
+
+func buildQueries(t tableName, durableClaims bool, takeover string) queries {
 	async := asyncCommit
 	if durableClaims {
 		async = "true"
@@ -122,10 +135,72 @@ SELECT count(*) FROM gone WHERE gone.async`,
 	}
 	// commit is complete run as the last statement of the work's
 	// transaction, pipelined with COMMIT. When the fence fails it divides
-	// by zero: the error aborts the transaction, PostgreSQL skips the
-	// pipelined COMMIT, and the business writes roll back with it. The
-	// divisor is computed at run time, so planning never folds it.
+	// by zero (fenceFailed): the error aborts the transaction, PostgreSQL
+	// skips the pipelined COMMIT, and the business writes roll back with
+	// it. The divisor is computed at run time, so planning never folds it.
 	q.commit = "WITH done AS (\n" + q.complete + "\nRETURNING 1\n)\nSELECT 1 / count(*)::integer FROM done"
+
+	// begin starts the work's transaction of ClaimWork and BeginWork. READ
+	// COMMITTED whatever the session's default: ClaimWork reads the
+	// record in the statement after the one that took the lock, and needs
+	// that statement's snapshot to be taken after the lock was granted (a
+	// REPEATABLE READ transaction would read from the snapshot of its
+	// first statement); under a lease, renewals update the key's row while
+	// the work runs, which would fail a stricter transaction's fenced
+	// commit. READ WRITE, because the stored response is written in it.
+	q.begin = "BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE"
+
+	// lock: $1 scope, $2 key. Takes the key's transaction-scoped advisory
+	// lock if no other transaction holds it, without waiting, and reports
+	// whether it did. The lock's 64-bit key is a hash of an unambiguous
+	// encoding of (scope, key) (the scope's length in bytes, a colon, the
+	// scope, the key), seeded with the table's OID so that two tables'
+	// keys, and spellings of one table with and without its schema, are
+	// told apart and alike. Two different keys that hash alike only make
+	// one of them wait (409) while the other runs; they never run as one.
+	// The statement also sets, for this transaction only, the TCP
+	// settings that bound how long a vanished worker keeps the lock
+	// (Options.Takeover).
+	q.lock = `SELECT pg_try_advisory_xact_lock(hashtextextended(
+    (octet_length($1::text)::text || ':' || $1::text || $2::text) COLLATE "C",
+    '{{table}}'::regclass::oid::bigint))` + takeover
+
+	// lookup: $1 scope, $2 key. The key's record, if any, read by the
+	// statement after lock: under READ COMMITTED each statement takes its
+	// own snapshot when it starts, and this one starts after the lock was
+	// granted, so it sees everything the lock's previous holder committed
+	// (PostgreSQL makes a commit visible before it releases the
+	// transaction's locks). Read in the same statement as the lock, the
+	// record committed by a holder that released the lock while the
+	// statement ran would be missed, and the key run again.
+	q.lookup = `SELECT fingerprint, token, state = 'completed', coalesce(status, 0), header, body, expires_at,
+       expires_at < statement_timestamp()
+FROM {{table}}
+WHERE scope = $1 AND key = $2`
+
+	// record: $1 scope, $2 key, $3 fingerprint, $4 new token, $5 status,
+	// $6 header, $7 body, $8 retention, $9 the token of the row lookup
+	// found replaceable (NULL if it found none). The work's outcome,
+	// written as the last statement of its transaction and pipelined with
+	// COMMIT. The primary key is the last line of defence: if a row
+	// appeared or changed since the lookup (a claim through Store.Claim,
+	// which takes no lock, or the completion of the lapsed lease that was
+	// being taken over), nothing is written and the fence fails, so that
+	// this transaction rolls back instead of overwriting an outcome that
+	// committed.
+	q.record = `WITH done AS (
+    INSERT INTO {{table}} AS t (scope, key, fingerprint, token, state, status, header, body, claimed_at, expires_at)
+    VALUES ($1, $2, $3, $4, 'completed', $5, $6, $7, transaction_timestamp(),
+            statement_timestamp() + $8::bigint * interval '1 microsecond')
+    ON CONFLICT (scope, key) DO UPDATE
+    SET fingerprint = excluded.fingerprint, token = excluded.token, state = 'completed',
+        status = excluded.status, header = excluded.header, body = excluded.body,
+        claimed_at = excluded.claimed_at, expires_at = excluded.expires_at
+    WHERE t.token = $9 AND t.expires_at < statement_timestamp()
+      AND (t.state = 'completed' OR t.fingerprint = $3)
+    RETURNING 1
+)
+SELECT 1 / count(*)::integer FROM done`
 
 	q.schema = r.Replace(q.schema)
 	q.claim = r.Replace(q.claim)
@@ -135,5 +210,8 @@ SELECT count(*) FROM gone WHERE gone.async`,
 	q.commit = r.Replace(q.commit)
 	q.release = r.Replace(q.release)
 	q.purge = r.Replace(q.purge)
+	q.lock = r.Replace(q.lock)
+	q.lookup = r.Replace(q.lookup)
+	q.record = r.Replace(q.record)
 	return q
 }

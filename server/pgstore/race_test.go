@@ -50,33 +50,45 @@ func stampede(t *testing.T, svc *service, key string) []reply {
 func TestRaceOneCharge(t *testing.T) {
 	t.Parallel()
 
-	t.Run("middleware", func(t *testing.T) {
-		t.Parallel()
-		svc := newService(t)
-		svc.serveIdem(t, nil, server.Options{}, func(w http.ResponseWriter, r *http.Request) {
-			if err := svc.chargeTx(r, 1000); err != nil {
-				http.Error(w, "charge failed", http.StatusInternalServerError)
-				return
+	for _, tc := range []struct {
+		name   string
+		leased bool
+	}{
+		{"middleware, claimed by the work's transaction", false},
+		{"middleware, claimed under a lease", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			svc := newService(t)
+			var store server.Store // the service's own: ClaimWork
+			if tc.leased {
+				store = leasedStore(svc.store)
 			}
-			w.WriteHeader(http.StatusCreated)
-			fmt.Fprint(w, `{"status":"charged"}`)
-		})
-		for round := range raceRounds {
-			key := fmt.Sprintf("race-%d", round)
-			fresh := 0
-			for _, rep := range stampede(t, svc, key) {
-				switch {
-				case rep.status == http.StatusCreated && !rep.replayed:
-					fresh++
-				case rep.status == http.StatusCreated, rep.status == http.StatusConflict:
-				default:
-					t.Errorf("round %d: unexpected answer %d %s", round, rep.status, rep.body)
+			svc.serveIdem(t, store, server.Options{}, func(w http.ResponseWriter, r *http.Request) {
+				if err := svc.chargeTx(r, 1000); err != nil {
+					http.Error(w, "charge failed", http.StatusInternalServerError)
+					return
 				}
+				w.WriteHeader(http.StatusCreated)
+				fmt.Fprint(w, `{"status":"charged"}`)
+			})
+			for round := range raceRounds {
+				key := fmt.Sprintf("race-%d", round)
+				fresh := 0
+				for _, rep := range stampede(t, svc, key) {
+					switch {
+					case rep.status == http.StatusCreated && !rep.replayed:
+						fresh++
+					case rep.status == http.StatusCreated, rep.status == http.StatusConflict:
+					default:
+						t.Errorf("round %d: unexpected answer %d %s", round, rep.status, rep.body)
+					}
+				}
+				require.Equal(t, 1, fresh, "round %d: requests that ran the handler", round)
+				require.Equal(t, 1, svc.charged(t, key), "round %d: charges", round)
 			}
-			require.Equal(t, 1, fresh, "round %d: requests that ran the handler", round)
-			require.Equal(t, 1, svc.charged(t, key), "round %d: charges", round)
-		}
-	})
+		})
+	}
 
 	t.Run("naive check-then-insert", func(t *testing.T) {
 		t.Parallel()

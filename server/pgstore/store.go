@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -33,12 +34,17 @@ type Store struct {
 	opts Options
 	name tableName
 	q    queries
+	res  reserved
+	// ending counts the background rollbacks of claims that acquired
+	// nothing (see endClaim).
+	ending sync.WaitGroup
 }
 
 // New returns a Store keeping its records in opts.Table through pool. It
 // does not touch the database; call [Store.Migrate] to create the table.
-// It fails only if opts.Table is not a valid name. The caller keeps
-// ownership of pool and closes it after the Store's last use.
+// It fails only if pool is nil or opts.Table is not a valid name. The
+// caller keeps ownership of pool and closes it after the Store's last
+// use; [Store.Close] closes what the Store opened itself.
 func New(pool *pgxpool.Pool, opts Options) (*Store, error) {
 	if pool == nil {
 		return nil, errors.New("pgstore: nil pool")
@@ -47,20 +53,7 @@ func New(pool *pgxpool.Pool, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	switch {
-	case opts.TxOptions.BeginQuery != "" || opts.TxOptions.CommitQuery != "":
-		return nil, errors.New("pgstore: Options.TxOptions.BeginQuery and CommitQuery are not supported: idem begins and commits the work's transaction itself")
-	case opts.TxOptions.AccessMode == pgx.ReadOnly:
-		return nil, errors.New("pgstore: Options.TxOptions.AccessMode read-only: the stored response is written in the work's transaction")
-	}
-	switch opts.TxOptions.IsoLevel {
-	case "":
-		opts.TxOptions.IsoLevel = pgx.ReadCommitted
-	case pgx.ReadCommitted:
-	default:
-		return nil, fmt.Errorf("pgstore: Options.TxOptions.IsoLevel %s: the work's transaction must be %s, because lease renewals update the key's row while it runs", opts.TxOptions.IsoLevel, pgx.ReadCommitted)
-	}
-	return &Store{pool: pool, opts: opts, name: name, q: buildQueries(name, opts.DurableClaims)}, nil
+	return &Store{pool: pool, opts: opts, name: name, q: buildQueries(name, opts.DurableClaims, takeoverSettings(opts.Takeover))}, nil
 }
 
 // Migrate creates the table and its expires_at index if they do not exist.
@@ -149,12 +142,14 @@ func (s *Store) takeover(ctx context.Context, k server.Key, fingerprint, token, 
 
 // Renew implements [server.Store]. One round trip, committed
 // asynchronously unless Options.DurableClaims.
+// It runs on the reserved pool (Options.ReservedConns).
 func (s *Store) Renew(ctx context.Context, k server.Key, token string, lease time.Duration) error {
 	return s.fenced(ctx, "renew", s.q.renew, k.Scope, k.Key, token, lease.Microseconds())
 }
 
 // Release implements [server.Store]. One round trip, committed
-// asynchronously unless Options.DurableClaims.
+// asynchronously unless Options.DurableClaims. It runs on the reserved
+// pool (Options.ReservedConns).
 func (s *Store) Release(ctx context.Context, k server.Key, token string) error {
 	return s.fenced(ctx, "release", s.q.release, k.Scope, k.Key, token)
 }
@@ -165,7 +160,7 @@ func (s *Store) fenced(ctx context.Context, op, sql string, args ...any) error {
 	var err error
 	for range serializationRetries {
 		var async bool
-		err = s.pool.QueryRow(ctx, sql, args...).Scan(&async)
+		err = s.reserved().QueryRow(ctx, sql, args...).Scan(&async)
 		if !serializationFailure(err) {
 			break
 		}
@@ -192,7 +187,10 @@ func serializationFailure(err error) bool {
 }
 
 // Complete implements [server.Store]. One round trip; the commit waits
-// for the server's synchronous_commit (on disk, by default).
+// for the server's synchronous_commit (on disk, by default). It runs on
+// the reserved pool (Options.ReservedConns): the work it records is done,
+// its lease no longer renewed, and it must not wait for a connection
+// behind new work while that lease lapses.
 func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp server.Response, retention time.Duration) error {
 	args := completeArgs(k, token, resp, retention)
 	var (
@@ -200,7 +198,7 @@ func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp s
 		err error
 	)
 	for range serializationRetries {
-		if tag, err = s.pool.Exec(ctx, s.q.complete, args...); !serializationFailure(err) {
+		if tag, err = s.reserved().Exec(ctx, s.q.complete, args...); !serializationFailure(err) {
 			break
 		}
 	}

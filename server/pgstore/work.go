@@ -1,10 +1,14 @@
 package pgstore
 
+// This file holds the work's transaction in transactional mode: BeginWork,
+// which begins it under a lease, and the Work that ends it, for BeginWork
+// and ClaimWork alike.
+
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -14,104 +18,6 @@ import (
 	"github.com/idemhq/idem/server"
 )
 
-// txKey is the context key under which BeginWork stores the work's
-// transaction.
-type txKey struct{}
-
-// Tx returns the transaction of the work running under ctx, and true, when
-// the Store is in transactional mode and ctx descends from the context
-// BeginWork returned (in the middleware: the request's context). Writes made
-// through it commit together with the stored response, or not at all.
-//
-// The transaction belongs to idem: the handler must not commit or roll it
-// back. Its Commit and Rollback methods return an error and change nothing;
-// savepoints (Begin on it) are fine. It must not be used after the handler
-// returns, nor from two goroutines at once.
-func Tx(ctx context.Context) (pgx.Tx, bool) {
-	tx, ok := ctx.Value(txKey{}).(pgx.Tx)
-	return tx, ok
-}
-
-// errOwnedTx is returned by Commit and Rollback of the transaction Tx hands
-// out.
-var errOwnedTx = errors.New("pgstore: the work's transaction is committed or rolled back by idem, not by the handler")
-
-// ownedTx is the work's transaction as the handler sees it: everything but
-// ending it, until the work ends. After that its statements fail with
-// pgx.ErrTxClosed, as pgx's own would, rather than run on a connection
-// back in the pool (in autocommit, or in another request's transaction):
-// a goroutine the handler left running cannot write outside its work
-// through it. Conn and LargeObjects reach past it to the connection, and
-// must not be used once the handler has returned.
-type ownedTx struct {
-	pgx.Tx
-	ended atomic.Bool
-}
-
-func (*ownedTx) Commit(context.Context) error   { return errOwnedTx }
-func (*ownedTx) Rollback(context.Context) error { return errOwnedTx }
-
-func (t *ownedTx) Begin(ctx context.Context) (pgx.Tx, error) {
-	if t.ended.Load() {
-		return nil, pgx.ErrTxClosed
-	}
-	return t.Tx.Begin(ctx)
-}
-
-func (t *ownedTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if t.ended.Load() {
-		return pgconn.CommandTag{}, pgx.ErrTxClosed
-	}
-	return t.Tx.Exec(ctx, sql, args...)
-}
-
-func (t *ownedTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if t.ended.Load() {
-		return nil, pgx.ErrTxClosed
-	}
-	return t.Tx.Query(ctx, sql, args...)
-}
-
-func (t *ownedTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	if t.ended.Load() {
-		return errRow{}
-	}
-	return t.Tx.QueryRow(ctx, sql, args...)
-}
-
-func (t *ownedTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	if t.ended.Load() {
-		return errBatch{}
-	}
-	return t.Tx.SendBatch(ctx, b)
-}
-
-func (t *ownedTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
-	if t.ended.Load() {
-		return 0, pgx.ErrTxClosed
-	}
-	return t.Tx.CopyFrom(ctx, table, columns, src)
-}
-
-func (t *ownedTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
-	if t.ended.Load() {
-		return nil, pgx.ErrTxClosed
-	}
-	return t.Tx.Prepare(ctx, name, sql)
-}
-
-// errRow and errBatch answer every use with pgx.ErrTxClosed.
-type errRow struct{}
-
-func (errRow) Scan(...any) error { return pgx.ErrTxClosed }
-
-type errBatch struct{}
-
-func (errBatch) Exec() (pgconn.CommandTag, error) { return pgconn.CommandTag{}, pgx.ErrTxClosed }
-func (errBatch) Query() (pgx.Rows, error)         { return nil, pgx.ErrTxClosed }
-func (errBatch) QueryRow() pgx.Row                { return errRow{} }
-func (errBatch) Close() error                     { return pgx.ErrTxClosed }
-
 // BeginWork implements [server.Transactor].
 //
 // Without Options.Transactional it returns ctx unchanged and a nil Work:
@@ -119,9 +25,10 @@ func (errBatch) Close() error                     { return pgx.ErrTxClosed }
 // [Store.Complete].
 //
 // In transactional mode it takes a connection from the pool and begins a
-// transaction on it (one round trip); the returned context carries the
-// transaction for [Tx]. The connection stays out of the pool until the
-// Work's Commit or Rollback, one of which must be called.
+// READ COMMITTED transaction on it (one round trip); the returned context
+// carries the transaction for [Tx]. The connection stays out of the pool
+// until the Work's Commit or Rollback, one of which must be called.
+// Commit stores the outcome fenced by token (see [Store.Complete]).
 func (s *Store) BeginWork(ctx context.Context, k server.Key, token string) (context.Context, server.Work, error) {
 	if !s.opts.Transactional {
 		return ctx, nil, nil
@@ -130,37 +37,54 @@ func (s *Store) BeginWork(ctx context.Context, k server.Key, token string) (cont
 	if err != nil {
 		return ctx, nil, translate(ctx, "begin work", err)
 	}
-	tx, err := conn.BeginTx(ctx, s.opts.TxOptions)
-	if err != nil {
-		conn.Release()
+	if _, err := conn.Exec(ctx, s.q.begin); err != nil {
+		conn.Release() // closed by the pool if the BEGIN left it in a transaction
 		return ctx, nil, translate(ctx, "begin work", err)
 	}
-	w := &txWork{s: s, k: k, token: token, conn: conn, tx: tx, owned: &ownedTx{Tx: tx}}
-	return context.WithValue(ctx, txKey{}, pgx.Tx(w.owned)), w, nil
+	w := &txWork{s: s, k: k, token: token, conn: conn, tx: &workTx{conn: conn.Conn()}}
+	return context.WithValue(ctx, txKey{}, w.tx), w, nil
 }
 
-// txWork is the Work of a transactional Store. It is not safe for
-// concurrent use; the middleware calls it from the request's goroutine.
+// txWork is the Work of a transactional Store, begun by BeginWork (under
+// a lease: token is set) or by ClaimWork (under the transaction's lock:
+// lock is set). It is not safe for concurrent use; the middleware calls
+// it from the request's goroutine.
 type txWork struct {
 	s     *Store
 	k     server.Key
-	token string
-	conn  *pgxpool.Conn // nil once the work has ended
-	tx    pgx.Tx
-	owned *ownedTx // the handler's view of tx
+	token string      // BeginWork's lease token
+	lock  *lockedWork // ClaimWork's claim
+	conn  *pgxpool.Conn
+	tx    *workTx // the handler's view of the transaction
+	done  bool
 }
 
-// Commit stores resp fenced by the lease token and commits the transaction,
-// both in one round trip: the fenced UPDATE and COMMIT are pipelined in one
-// batch. If the fence fails the UPDATE raises an error, PostgreSQL skips the
-// COMMIT, and the transaction is rolled back (a second round trip, on that
-// path only); Commit then returns server.ErrLeaseLost.
+// lockedWork is what ClaimWork learnt about the key it locked, for the
+// record statement.
+type lockedWork struct {
+	fingerprint string
+	// seen is the token of the row lookup found and may replace (a
+	// completed record past its retention, or a lapsed lease with the same
+	// fingerprint); nil if there was none.
+	seen *string
+}
+
+// Commit stores resp and commits the transaction, both in one round trip:
+// the fenced statement and COMMIT are pipelined in one batch. Under a
+// lease the statement is the fenced completion; under ClaimWork's lock it
+// inserts the record, fenced by the primary key. If the fence fails the
+// statement raises an error, PostgreSQL skips the COMMIT, and the
+// transaction is rolled back (a second round trip, on that path only);
+// Commit then returns server.ErrLeaseLost: the lease was taken over, or
+// (under the lock) a record for the key committed meanwhile through a
+// path that takes no lock.
 //
 // If the handler left the transaction failed (a statement errored and was
 // not rolled back to a savepoint), Commit rolls back and returns an error
-// that is not ErrLeaseLost; the caller then releases the key.
+// that is not ErrLeaseLost; the caller then releases the key (under the
+// lock, the rollback released it).
 func (w *txWork) Commit(ctx context.Context, resp server.Response, retention time.Duration) error {
-	if w.conn == nil {
+	if w.done {
 		return errors.New("pgstore: commit: work already ended")
 	}
 	defer w.end()
@@ -170,12 +94,21 @@ func (w *txWork) Commit(ctx context.Context, resp server.Response, retention tim
 		w.rollback(ctx)
 		return errors.New("pgstore: commit: the work's transaction failed and was rolled back")
 	default:
-		// The handler committed or rolled back on the raw connection; its
-		// writes are beyond our reach.
-		return fmt.Errorf("pgstore: commit: the work's transaction was ended by the handler (status %q)", st)
+		// The handler committed or rolled back on the raw connection (or
+		// it closed); its writes are beyond our reach.
+		return fmt.Errorf("pgstore: commit: the work's transaction was ended by the handler or its connection (status %q)", st)
 	}
 	b := &pgx.Batch{}
-	b.Queue(w.s.q.commit, completeArgs(w.k, w.token, resp, retention)...)
+	if w.lock != nil {
+		var seen any // NULL when there is no row to replace
+		if w.lock.seen != nil {
+			seen = *w.lock.seen
+		}
+		b.Queue(w.s.q.record, w.k.Scope, w.k.Key, w.lock.fingerprint, rand.Text(),
+			int32(resp.Status), encodeHeader(resp.Header), resp.Body, retention.Microseconds(), seen)
+	} else {
+		b.Queue(w.s.q.commit, completeArgs(w.k, w.token, resp, retention)...)
+	}
 	b.Queue("COMMIT")
 	br := w.conn.SendBatch(ctx, b)
 	_, fenceErr := br.Exec()
@@ -192,7 +125,7 @@ func (w *txWork) Commit(ctx context.Context, resp server.Response, retention tim
 	case fenceErr != nil:
 		w.rollback(ctx)
 		var pgErr *pgconn.PgError
-		if errors.As(fenceErr, &pgErr) && pgErr.Code == "22012" { // division_by_zero: the fence
+		if errors.As(fenceErr, &pgErr) && pgErr.Code == fenceFailed {
 			return server.ErrLeaseLost
 		}
 		return translate(ctx, "commit", fenceErr)
@@ -206,17 +139,19 @@ func (w *txWork) Commit(ctx context.Context, resp server.Response, retention tim
 }
 
 // Rollback discards the work's writes and returns its connection to the
-// pool. It does nothing once the work has ended, so it is safe to defer.
+// pool; under ClaimWork's lock that frees the key. It does nothing once
+// the work has ended, so it is safe to defer.
 func (w *txWork) Rollback(ctx context.Context) error {
-	if w.conn == nil {
+	if w.done {
 		return nil
 	}
 	defer w.end()
-	if w.conn.Conn().PgConn().TxStatus() == 'I' || w.conn.Conn().IsClosed() {
-		return nil // nothing to roll back, or the server did when the connection closed
+	c := w.conn.Conn()
+	if c.IsClosed() || c.PgConn().TxStatus() == 'I' {
+		return nil // the server rolled back when the connection closed, or nothing to roll back
 	}
-	if _, err := w.conn.Exec(ctx, "ROLLBACK"); err != nil {
-		if w.conn.Conn().IsClosed() {
+	if _, err := c.Exec(ctx, "ROLLBACK"); err != nil {
+		if c.IsClosed() {
 			return nil // closed under it (a cancelled query): rolled back all the same
 		}
 		return translate(ctx, "rollback", err)
@@ -228,15 +163,15 @@ func (w *txWork) Rollback(ctx context.Context) error {
 // connection in a transaction; end then destroys it instead of pooling it,
 // which rolls the transaction back on the server.
 func (w *txWork) rollback(ctx context.Context) {
-	if w.conn.Conn().PgConn().TxStatus() != 'I' {
-		_, _ = w.conn.Exec(ctx, "ROLLBACK")
+	if c := w.conn.Conn(); !c.IsClosed() && c.PgConn().TxStatus() != 'I' {
+		_, _ = c.Exec(ctx, "ROLLBACK")
 	}
 }
 
 // end returns the connection to the pool, which closes it instead if it is
 // still inside a transaction.
 func (w *txWork) end() {
-	w.owned.ended.Store(true) // before the connection can serve anyone else
+	w.tx.end() // before the connection can serve anyone else
 	w.conn.Release()
-	w.conn = nil
+	w.conn, w.done = nil, true
 }

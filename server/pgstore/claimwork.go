@@ -1,0 +1,224 @@
+package pgstore
+
+// This file holds ClaimWork: in transactional mode, the key claimed by a
+// lock of the work's own transaction.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/idemhq/idem/server"
+)
+
+// DefaultTakeover is Options.Takeover's default.
+const DefaultTakeover = 30 * time.Second
+
+// ClaimWork claims k for a request with the given fingerprint by a lock
+// held by the work's own transaction, and begins that transaction: the
+// transaction is the lease. It needs Options.Transactional; otherwise it
+// returns an error wrapping [errors.ErrUnsupported] and touches nothing,
+// and the caller claims with [Store.Claim] instead.
+//
+// ClaimWork takes a connection from the pool and, in one round trip,
+// begins a READ COMMITTED transaction, tries the key's transaction-scoped
+// advisory lock without waiting, and then, in the next statement, reads
+// the key's record. Then:
+//
+//   - The lock is taken and the key is new, its record past its retention,
+//     or running under a lapsed lease with this fingerprint (TakenOver):
+//     the Claim is Acquired, the returned context carries the transaction
+//     for [Tx], and the Work's Commit stores the outcome and commits with
+//     the handler's writes (one round trip, one commit), or its Rollback
+//     discards them and frees the key. Exactly one of them must be called;
+//     until then the connection stays out of the pool. Claim.Token is
+//     empty: no Renew, Complete or Release applies, and nothing needs
+//     renewing while the work runs.
+//   - The record is completed and inside its retention: Claim.Record is
+//     that record, to replay (or, with another fingerprint, to refuse).
+//   - Otherwise the key is running: Claim.Record is a running record. Its
+//     Fingerprint is the running request's when a claim through
+//     [Store.Claim] holds the key, and empty when only another
+//     transaction's lock does: that request's fingerprint is not known
+//     until it commits. The caller answers such a record as in flight
+//     (409, or waits and calls ClaimWork again), whatever its own
+//     fingerprint; a different body is refused once the first request's
+//     record is stored.
+//
+// A claim that acquires nothing costs one round trip before ClaimWork
+// returns (a replay, a repeat in flight); its transaction, which wrote
+// nothing, is rolled back in the background (a second round trip, after
+// the answer) and its connection goes back to the pool: a repeat waiting
+// for a running request holds no connection.
+//
+// A worker that crashes frees its keys as its connection closes: a retry
+// takes the key over at once. A worker that is alive keeps its keys for as
+// long as it runs, and nothing can take them from it, so nothing needs
+// fencing; a worker whose machine vanished without closing its connection
+// keeps them until PostgreSQL notices, about Options.Takeover later. If a
+// record for the key commits meanwhile through a path that takes no lock
+// (Store.Claim, as a process of an earlier version would), the primary key
+// makes this work's Commit fail with [server.ErrLeaseLost] and roll back.
+//
+// Two different keys whose 64-bit lock hashes collide only make one wait
+// (in flight) while the other runs; they never run as one, since each
+// keeps its own record.
+//
+// The returned context is nil, as the Work is, when the key is not
+// acquired. A cancelled ctx returns its error wrapped.
+func (s *Store) ClaimWork(ctx context.Context, k server.Key, fingerprint string) (server.Claim, context.Context, server.Work, error) {
+	if !s.opts.Transactional {
+		return server.Claim{}, nil, nil, fmt.Errorf("pgstore: ClaimWork without Options.Transactional: %w", errors.ErrUnsupported)
+	}
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return server.Claim{}, nil, nil, translate(ctx, "claim", err)
+	}
+	locked, row, found, err := s.lockAndLookup(ctx, conn, k)
+	if err != nil {
+		s.endClaim(conn)
+		return server.Claim{}, nil, nil, translate(ctx, "claim", err)
+	}
+	running := found && !row.completed
+	switch {
+	case found && row.completed && !row.expired:
+		// A stored outcome is final: replay it, lock or no lock.
+		s.endClaim(conn)
+		rec, err := row.record()
+		if err != nil {
+			return server.Claim{}, nil, nil, err
+		}
+		return server.Claim{Record: rec}, nil, nil, nil
+	case !locked:
+		// Another transaction holds the key. Its fingerprint is known only
+		// if a claim through Store.Claim runs it under a live lease.
+		s.endClaim(conn)
+		rec := server.Record{}
+		if running && !row.expired {
+			rec, _ = row.record()
+		}
+		return server.Claim{Record: rec}, nil, nil, nil
+	case running && (!row.expired || row.fingerprint != fingerprint):
+		// A claim through Store.Claim under a live lease, or a lapsed one
+		// for another request, which is never taken over.
+		s.endClaim(conn)
+		rec, _ := row.record()
+		return server.Claim{Record: rec}, nil, nil, nil
+	}
+	// Locked, and the key is new, past its retention, or running under a
+	// lapsed lease for this very request.
+	lock := &lockedWork{fingerprint: fingerprint}
+	if found {
+		lock.seen = &row.token
+	}
+	w := &txWork{s: s, k: k, lock: lock, conn: conn, tx: &workTx{conn: conn.Conn()}}
+	return server.Claim{Acquired: true, TakenOver: running}, context.WithValue(ctx, txKey{}, w.tx), w, nil
+}
+
+// lockAndLookup runs BEGIN, the lock statement and the lookup pipelined in
+// one round trip, and reports whether the lock was taken and the key's
+// record, if found.
+func (s *Store) lockAndLookup(ctx context.Context, conn *pgxpool.Conn, k server.Key) (locked bool, row lookupRow, found bool, err error) {
+	b := &pgx.Batch{}
+	b.Queue(s.q.begin)
+	b.Queue(s.q.lock, k.Scope, k.Key)
+	b.Queue(s.q.lookup, k.Scope, k.Key)
+	br := conn.SendBatch(ctx, b)
+	defer func() {
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+	}()
+	if _, err = br.Exec(); err != nil {
+		return false, row, false, err
+	}
+	var settings string
+	if err = br.QueryRow().Scan(&locked, &settings); err != nil {
+		return false, row, false, err
+	}
+	err = br.QueryRow().Scan(&row.fingerprint, &row.token, &row.completed, &row.status,
+		&row.header, &row.body, &row.expiresAt, &row.expired)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		return locked, row, false, nil
+	case err != nil:
+		return false, row, false, err
+	}
+	return locked, row, true, nil
+}
+
+// endClaim ends the transaction of a claim that acquired nothing and puts
+// its connection back in the pool, in the background: the caller has its
+// answer after one round trip, and the ROLLBACK takes a second one while
+// the caller replays or refuses. If the rollback fails, or takes longer
+// than rollbackTimeout, the pool closes the connection, which ends the
+// transaction on the server all the same. Store.Close waits for these
+// rollbacks.
+func (s *Store) endClaim(conn *pgxpool.Conn) {
+	s.ending.Add(1)
+	go func() {
+		defer s.ending.Done()
+		if c := conn.Conn(); !c.IsClosed() && c.PgConn().TxStatus() != 'I' {
+			ctx, cancel := context.WithTimeout(context.Background(), rollbackTimeout)
+			_, _ = c.Exec(ctx, "ROLLBACK")
+			cancel()
+		}
+		conn.Release()
+	}()
+}
+
+// rollbackTimeout bounds the background rollback of a claim that acquired
+// nothing.
+const rollbackTimeout = 10 * time.Second
+
+// lookupRow is a record as the lookup statement reads it.
+type lookupRow struct {
+	fingerprint, token string
+	completed, expired bool
+	status             int32
+	header, body       []byte
+	expiresAt          time.Time
+}
+
+// record returns the row as a server.Record.
+func (r *lookupRow) record() (server.Record, error) {
+	rec := server.Record{Fingerprint: r.fingerprint, Completed: r.completed, ExpiresAt: r.expiresAt}
+	if !r.completed {
+		rec.LeaseExpires = r.expiresAt
+		return rec, nil
+	}
+	rec.Response = server.Response{Status: int(r.status), Body: r.body}
+	h, err := decodeHeader(r.header)
+	if err != nil {
+		return server.Record{}, fmt.Errorf("pgstore: claim: stored header: %v", err)
+	}
+	rec.Response.Header = h
+	return rec, nil
+}
+
+// takeoverSettings returns the extra column of the lock statement that
+// sets, for the work's transaction only, the TCP settings bounding how
+// long PostgreSQL takes to notice a vanished worker (Options.Takeover):
+// keepalive probes after a third of d of silence, then every sixth of d,
+// four of them unanswered, and unacknowledged data for d, end the
+// connection. PostgreSQL ignores them on Unix-domain sockets, and logs
+// and ignores those the server's platform lacks.
+func takeoverSettings(d time.Duration) string {
+	if d < 0 {
+		return `, ''::text`
+	}
+	if d == 0 {
+		d = DefaultTakeover
+	}
+	secs := func(d time.Duration) string { return strconv.FormatInt(max(int64(d/time.Second), 1), 10) }
+	return `, concat_ws(',',
+    set_config('tcp_keepalives_idle', '` + secs(d/3) + `', true),
+    set_config('tcp_keepalives_interval', '` + secs(d/6) + `', true),
+    set_config('tcp_keepalives_count', '4', true),
+    set_config('tcp_user_timeout', '` + strconv.FormatInt(max(d.Milliseconds(), 1), 10) + `', true))`
+}

@@ -1,0 +1,292 @@
+package pgstore
+
+// This file holds the work's transaction as the handler sees it: Tx, the
+// guarded pgx.Tx it returns, its savepoints, and the stand-in returned when
+// there is no transaction.
+
+import (
+	"context"
+	"errors"
+	"strconv"
+	"sync/atomic"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+)
+
+// txKey is the context key under which ClaimWork and BeginWork store the
+// work's transaction.
+type txKey struct{}
+
+// ErrNoTx is returned by every statement of the transaction [Tx] returns
+// when the context carries none.
+var ErrNoTx = errors.New("pgstore: no transaction in this context: the Store is not in transactional mode (Options.Transactional), or the context does not come from the request the middleware ran")
+
+// errOwnedTx is returned by Commit and Rollback of the transaction Tx hands
+// out.
+var errOwnedTx = errors.New("pgstore: the work's transaction is committed or rolled back by idem, not by the handler")
+
+// Tx returns the transaction of the work running under ctx, and true, when
+// the Store is in transactional mode and ctx descends from the context
+// ClaimWork or BeginWork returned (in the middleware: the request's
+// context). Writes made through it commit together with the stored
+// response, or not at all.
+//
+// Without one, Tx returns false and a transaction whose every statement
+// fails with [ErrNoTx] (its Conn is nil and its LargeObjects unusable), so
+// that a handler that ignores the boolean gets a clear error rather than
+// a nil pointer. A handler that may run without a key (Optional routes)
+// tests the boolean and uses its pool instead.
+//
+// The transaction belongs to idem: the handler must not commit or roll it
+// back. Its Commit and Rollback return an error and change nothing;
+// savepoints (Begin on it) are fine. Once the work has ended its
+// statements fail with [pgx.ErrTxClosed]. It must not be used after the
+// handler returns, nor from two goroutines at once.
+func Tx(ctx context.Context) (pgx.Tx, bool) {
+	if tx, ok := ctx.Value(txKey{}).(*workTx); ok {
+		return tx, true
+	}
+	return noTx{}, false
+}
+
+// workTx is the work's transaction as the handler sees it: every statement
+// pgx.Tx offers, but not its end, and nothing once the work has ended.
+// After that its statements fail with pgx.ErrTxClosed, as pgx's own would,
+// rather than run on a connection back in the pool (in autocommit, or in
+// another request's transaction): a goroutine the handler left running
+// cannot write outside its work through it. Conn, and LargeObjects, reach
+// past it to the connection, and must not be used once the handler has
+// returned.
+//
+// workTx implements every method of pgx.Tx itself, delegating to the
+// connection, rather than embedding an interface: a method pgx adds to
+// pgx.Tx later fails to compile here instead of reaching the connection
+// without the guard.
+type workTx struct {
+	conn  *pgx.Conn
+	ended atomic.Bool
+
+	// savepoints numbers the savepoints of Begin; lo is the transaction
+	// behind LargeObjects, opened on first use. Both are used only from
+	// the handler's goroutine.
+	savepoints int64
+	lo         pgx.Tx
+}
+
+var (
+	_ pgx.Tx = (*workTx)(nil)
+	_ pgx.Tx = (*savepointTx)(nil)
+	_ pgx.Tx = noTx{}
+)
+
+// end closes the transaction to the handler. It is called before the
+// connection can serve anyone else.
+func (t *workTx) end() { t.ended.Store(true) }
+
+func (*workTx) Commit(context.Context) error   { return errOwnedTx }
+func (*workTx) Rollback(context.Context) error { return errOwnedTx }
+
+// Begin opens a savepoint: a pseudo nested transaction, as pgx's own.
+func (t *workTx) Begin(ctx context.Context) (pgx.Tx, error) {
+	if t.ended.Load() {
+		return nil, pgx.ErrTxClosed
+	}
+	t.savepoints++
+	name := "idem_sp_" + strconv.FormatInt(t.savepoints, 10)
+	if _, err := t.conn.Exec(ctx, "SAVEPOINT "+name); err != nil {
+		return nil, err
+	}
+	return &savepointTx{tx: t, name: name}, nil
+}
+
+func (t *workTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if t.ended.Load() {
+		return pgconn.CommandTag{}, pgx.ErrTxClosed
+	}
+	return t.conn.Exec(ctx, sql, args...)
+}
+
+func (t *workTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if t.ended.Load() {
+		return errRows{pgx.ErrTxClosed}, pgx.ErrTxClosed
+	}
+	return t.conn.Query(ctx, sql, args...)
+}
+
+func (t *workTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if t.ended.Load() {
+		return errRow{pgx.ErrTxClosed}
+	}
+	return t.conn.QueryRow(ctx, sql, args...)
+}
+
+func (t *workTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	if t.ended.Load() {
+		return errBatch{pgx.ErrTxClosed}
+	}
+	return t.conn.SendBatch(ctx, b)
+}
+
+func (t *workTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
+	if t.ended.Load() {
+		return 0, pgx.ErrTxClosed
+	}
+	return t.conn.CopyFrom(ctx, table, columns, src)
+}
+
+func (t *workTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
+	if t.ended.Load() {
+		return nil, pgx.ErrTxClosed
+	}
+	return t.conn.Prepare(ctx, name, sql)
+}
+
+// LargeObjects returns the large objects of a savepoint opened through
+// pgx on first use (one round trip, once; the savepoint stays open until
+// the work ends, and commits or rolls back with it). pgx builds
+// LargeObjects only for its own transactions. If the savepoint cannot be
+// opened the connection is broken: LargeObjects panics with the error, the
+// middleware answers 500, and the work rolls back.
+func (t *workTx) LargeObjects() pgx.LargeObjects {
+	if t.lo == nil {
+		if t.ended.Load() {
+			panic(pgx.ErrTxClosed)
+		}
+		lo, err := t.conn.BeginTx(context.Background(), pgx.TxOptions{BeginQuery: "SAVEPOINT idem_large_objects"})
+		if err != nil {
+			panic(err)
+		}
+		t.lo = lo
+	}
+	return t.lo.LargeObjects()
+}
+
+func (t *workTx) Conn() *pgx.Conn { return t.conn }
+
+// savepointTx is a savepoint of the work's transaction. Commit releases it
+// and Rollback rolls back to it, as pgx's pseudo nested transactions do;
+// its statements go through the work's transaction and its guard.
+type savepointTx struct {
+	tx     *workTx
+	name   string
+	closed bool
+}
+
+func (sp *savepointTx) Begin(ctx context.Context) (pgx.Tx, error) {
+	if sp.closed {
+		return nil, pgx.ErrTxClosed
+	}
+	return sp.tx.Begin(ctx)
+}
+
+func (sp *savepointTx) Commit(ctx context.Context) error {
+	if sp.closed {
+		return pgx.ErrTxClosed
+	}
+	_, err := sp.tx.Exec(ctx, "RELEASE SAVEPOINT "+sp.name)
+	sp.closed = true
+	return err
+}
+
+func (sp *savepointTx) Rollback(ctx context.Context) error {
+	if sp.closed {
+		return pgx.ErrTxClosed
+	}
+	_, err := sp.tx.Exec(ctx, "ROLLBACK TO SAVEPOINT "+sp.name)
+	sp.closed = true
+	return err
+}
+
+func (sp *savepointTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	if sp.closed {
+		return pgconn.CommandTag{}, pgx.ErrTxClosed
+	}
+	return sp.tx.Exec(ctx, sql, args...)
+}
+
+func (sp *savepointTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	if sp.closed {
+		return errRows{pgx.ErrTxClosed}, pgx.ErrTxClosed
+	}
+	return sp.tx.Query(ctx, sql, args...)
+}
+
+func (sp *savepointTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	if sp.closed {
+		return errRow{pgx.ErrTxClosed}
+	}
+	return sp.tx.QueryRow(ctx, sql, args...)
+}
+
+func (sp *savepointTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	if sp.closed {
+		return errBatch{pgx.ErrTxClosed}
+	}
+	return sp.tx.SendBatch(ctx, b)
+}
+
+func (sp *savepointTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
+	if sp.closed {
+		return 0, pgx.ErrTxClosed
+	}
+	return sp.tx.CopyFrom(ctx, table, columns, src)
+}
+
+func (sp *savepointTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
+	if sp.closed {
+		return nil, pgx.ErrTxClosed
+	}
+	return sp.tx.Prepare(ctx, name, sql)
+}
+
+func (sp *savepointTx) LargeObjects() pgx.LargeObjects { return sp.tx.LargeObjects() }
+func (sp *savepointTx) Conn() *pgx.Conn                { return sp.tx.Conn() }
+
+// noTx is the transaction Tx returns when the context carries none: every
+// statement fails with ErrNoTx.
+type noTx struct{}
+
+func (noTx) Begin(context.Context) (pgx.Tx, error) { return nil, ErrNoTx }
+func (noTx) Commit(context.Context) error          { return ErrNoTx }
+func (noTx) Rollback(context.Context) error        { return ErrNoTx }
+func (noTx) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
+	return pgconn.CommandTag{}, ErrNoTx
+}
+func (noTx) Query(context.Context, string, ...any) (pgx.Rows, error) {
+	return errRows{ErrNoTx}, ErrNoTx
+}
+func (noTx) QueryRow(context.Context, string, ...any) pgx.Row       { return errRow{ErrNoTx} }
+func (noTx) SendBatch(context.Context, *pgx.Batch) pgx.BatchResults { return errBatch{ErrNoTx} }
+func (noTx) Prepare(context.Context, string, string) (*pgconn.StatementDescription, error) {
+	return nil, ErrNoTx
+}
+func (noTx) CopyFrom(context.Context, pgx.Identifier, []string, pgx.CopyFromSource) (int64, error) {
+	return 0, ErrNoTx
+}
+func (noTx) LargeObjects() pgx.LargeObjects { return pgx.LargeObjects{} }
+func (noTx) Conn() *pgx.Conn                { return nil }
+
+// errRow, errRows and errBatch answer every use with err.
+type errRow struct{ err error }
+
+func (r errRow) Scan(...any) error { return r.err }
+
+type errRows struct{ err error }
+
+func (errRows) Close()                                       {}
+func (r errRows) Err() error                                 { return r.err }
+func (errRows) CommandTag() pgconn.CommandTag                { return pgconn.CommandTag{} }
+func (errRows) FieldDescriptions() []pgconn.FieldDescription { return nil }
+func (errRows) Next() bool                                   { return false }
+func (r errRows) Scan(...any) error                          { return r.err }
+func (r errRows) Values() ([]any, error)                     { return nil, r.err }
+func (errRows) RawValues() [][]byte                          { return nil }
+func (errRows) Conn() *pgx.Conn                              { return nil }
+
+type errBatch struct{ err error }
+
+func (b errBatch) Exec() (pgconn.CommandTag, error) { return pgconn.CommandTag{}, b.err }
+func (b errBatch) Query() (pgx.Rows, error)         { return errRows(b), b.err }
+func (b errBatch) QueryRow() pgx.Row                { return errRow(b) }
+func (b errBatch) Close() error                     { return b.err }
