@@ -42,6 +42,7 @@ type attempt struct {
 	log        *slog.Logger
 	detached   detached // the parent's values, never cancelled
 	cancel     context.CancelCauseFunc
+	slots      slots // the admission slot held, or nil (admission.go)
 
 	renewer    *renewer    // nil: timer schedules renewal
 	prev, next *attempt    // the renewer's list, guarded by renewer.mu
@@ -93,8 +94,8 @@ const (
 )
 
 // end ends the claim with o, making the store calls in the table on
-// attempt, each bounded by a lease (see bounded). Renewal stops and the
-// work's context is cancelled. It
+// attempt, each bounded by a lease (see bounded). Renewal stops, the
+// admission slot is given back and the work's context is cancelled. It
 // returns what happened and the store's error behind a failure, for the
 // log. If renewal had found the lease lost, the call that ends the claim
 // is still made (it is fenced, and fails), and the result is lost.
@@ -103,6 +104,7 @@ func (a *attempt) end(o outcome) (result, error) {
 	if a.cancel != nil {
 		defer a.cancel(nil)
 	}
+	a.slots.give()
 	ctx := a.bounded()
 	defer a.ending.stop()
 	switch {

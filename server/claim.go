@@ -63,6 +63,8 @@ type claimer struct {
 	lease      time.Duration
 	renewEvery time.Duration
 	wait       time.Duration // how long a repeat waits for a key in flight
+	startLimit time.Duration // how long work may take to start (admission.go)
+	slots      slots         // nil: no bound on running work
 	log        *slog.Logger
 	renewer    *renewer // nil: each attempt renews on a timer of its own
 	local      *flights // nil: no local runs to wake waiters

@@ -29,6 +29,8 @@
 //	repeat while the first still runs     409 with Retry-After (or wait:
 //	                                      Options.Wait)
 //	store failure                         503 with Retry-After
+//	work cannot start in time             503 with Retry-After (key released,
+//	                                      nothing ran: Options.StartTimeout)
 //
 // Every answer the middleware writes itself is a problem document (RFC
 // 9457) with its own type URI ([ProblemKeyReused] and the other Problem
@@ -74,6 +76,16 @@
 // unit of work's Commit) or its key released (Release, after the unit of
 // work's Rollback), whether the handler returns, panics, gives up on a
 // cancelled request, loses its lease, or the store fails to record.
+//
+// # Admission
+//
+// A first request starts its handler within Options.StartTimeout
+// (default a third of the lease) of acquiring its key, or not at all:
+// while it waits for a slot under Options.MaxConcurrent, or for the
+// store's unit of work to begin (a pooled database connection), its lease
+// is renewed; past the bound its key is released and it is answered 503
+// with [ProblemOverloaded] and Retry-After. Work that could not start is
+// refused, rather than started late into an overloaded store.
 //
 // # Transactions
 //

@@ -268,6 +268,11 @@ func newServer(t *testing.T, handler http.Handler) *httptest.Server {
 	return srv
 }
 
+// replyOf is the reply rec recorded.
+func replyOf(rec *httptest.ResponseRecorder) reply {
+	return reply{status: rec.Code, header: rec.Header(), body: rec.Body.String()}
+}
+
 // serveDirect serves a POST with key and body through handler, without a
 // network.
 func serveDirect(handler http.Handler, key, body string) *httptest.ResponseRecorder {

@@ -12,7 +12,8 @@ import (
 // idempotency key at most once per (scope, key) and answers its repeats
 // from store. It panics if store is nil or opts is invalid (neither or both
 // of Scope and SingleTenant, a negative duration or size): a
-// misconfiguration found at start-up, not per request.
+// misconfiguration found at start-up, not per request. The problem
+// documents it answers with are built then too.
 //
 // For a request whose method is one of Options.Methods (default POST and
 // PATCH) it:
@@ -22,7 +23,10 @@ import (
 //     over Options.MaxBody;
 //   - claims the key with the request's [Fingerprint]. A store failure is
 //     answered 503 with Retry-After and logged; nothing runs;
-//   - on the first request, runs the handler with a buffering
+//   - on the first request, starts the work within Options.StartTimeout
+//     (a slot under Options.MaxConcurrent, the store's unit of work) or
+//     releases the key and answers 503 with Retry-After, the handler not
+//     run; then runs the handler with a buffering
 //     ResponseWriter, records the outcome, then answers it. The whole
 //     response is held in memory and stored, so endpoints behind the
 //     middleware should answer with bounded bodies; Flush sends nothing
@@ -50,8 +54,11 @@ import (
 // field, no body) once its context is cancelled is taken to have given up:
 // its key is released, so a retry runs it. A handler that did its work
 // and answers 200 with no body says so with WriteHeader.
-// If the store implements [Transactor], the handler runs with the context
-// from BeginWork and a recorded outcome is committed with the work.
+// If the store implements [WorkClaimer], keys are claimed with ClaimWork,
+// the handler runs with the context it returns, and a recorded outcome is
+// committed with the work; otherwise, if the store implements
+// [Transactor], the handler runs with the context from BeginWork and a
+// recorded outcome is committed with the work.
 //
 // The returned middleware and the handlers it wraps are safe for
 // concurrent use; handlers wrapped by one call share the local registry of
@@ -65,8 +72,8 @@ func Middleware(store Store, opts Options) func(http.Handler) http.Handler {
 		panic(err)
 	}
 	cl := newClaimer(store)
-	cl.lease, cl.renewEvery, cl.wait = cfg.lease, cfg.renewEvery, cfg.wait
-	cl.log, cl.renewer = cfg.log, newRenewer(cfg.renewEvery)
+	cl.lease, cl.renewEvery, cl.wait, cl.startLimit = cfg.lease, cfg.renewEvery, cfg.wait, cfg.startLimit
+	cl.slots, cl.log, cl.renewer = newSlots(cfg.maxConcurrent), cfg.log, newRenewer(cfg.renewEvery)
 	if cfg.wait > 0 {
 		cl.local = newFlights()
 	}
@@ -198,7 +205,7 @@ type endHow uint8
 
 const (
 	abandoned  endHow = iota // the handler panicked or called runtime.Goexit
-	notStarted               // the work never started: the store failed, or the lease was lost
+	notStarted               // the work never started: refused, or the store failed
 	cancelled                // the handler gave up on a cancelled request without answering
 	answered                 // the handler answered
 )
@@ -283,11 +290,17 @@ func (h *handler) finish(w http.ResponseWriter, r *http.Request, a *attempt, fl 
 		if res == releaseFailed && log != nil {
 			log.Warn("idem: release after the work did not start", "scope", k.Scope, "key", k.Key, "err", err)
 		}
-		if errors.Is(e.err, ErrLeaseLost) {
+		switch {
+		case errors.Is(e.err, ErrOverloaded):
+			if log != nil {
+				log.Warn("idem: work did not start in time, refused", "scope", k.Scope, "key", k.Key)
+			}
+			problemOverloaded.write(w)
+		case errors.Is(e.err, ErrLeaseLost):
 			problemLeaseLost.write(w)
-			return
+		default:
+			h.storeFailed(w, r, k, "begin work", e.err)
 		}
-		h.storeFailed(w, r, k, "begin work", e.err)
 	case cancelled:
 		switch {
 		case res == lost:

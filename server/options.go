@@ -85,6 +85,26 @@ type Options struct {
 	// MiB"), and nothing runs. Default 1 MiB.
 	MaxBody int64
 
+	// MaxConcurrent bounds the first executions running at once behind
+	// the middleware: handlers running under a key they acquired (replays
+	// and repeats in flight are not counted). A first request that finds
+	// MaxConcurrent running waits for one to end, up to StartTimeout.
+	// Default 0: no bound.
+	MaxConcurrent int
+
+	// StartTimeout bounds how long a first request, once it holds its
+	// key, may wait for its handler to start: for a slot under
+	// MaxConcurrent, and for the store's unit of work to begin
+	// ([Transactor.BeginWork], which may wait for a pooled database
+	// connection). The lease is renewed while it waits. Past it, the key
+	// is released and the request is answered 503 with
+	// [ProblemOverloaded] and Retry-After; the handler never runs. Work
+	// that could not start in time is refused rather than started late
+	// into an overloaded store, where its lease might not be kept. It
+	// applies only when there is something to wait for (MaxConcurrent is
+	// set, or the store implements Transactor). Default Lease/3.
+	StartTimeout time.Duration
+
 	// StoreServerErrors records 5xx outcomes and replays them, like Stripe's
 	// API v1, instead of releasing the key so a retry runs again. Even so,
 	// 502, 503 and 504 are always released: they say the work was not done.
@@ -107,6 +127,8 @@ type config struct {
 	retention         time.Duration
 	wait              time.Duration
 	maxBody           int64
+	maxConcurrent     int
+	startLimit        time.Duration
 	storeServerErrors bool
 	log               *slog.Logger
 	problems          limitProblems // built from header and maxBody
@@ -123,6 +145,8 @@ func (o Options) config() (config, error) {
 		retention:         o.Retention,
 		wait:              o.Wait,
 		maxBody:           o.MaxBody,
+		maxConcurrent:     o.MaxConcurrent,
+		startLimit:        o.StartTimeout,
 		storeServerErrors: o.StoreServerErrors,
 		log:               o.Logger,
 	}
@@ -131,8 +155,8 @@ func (o Options) config() (config, error) {
 		return c, fmt.Errorf("idem/server: Options needs a Scope function, or SingleTenant for a service with one client")
 	case o.Scope != nil && o.SingleTenant:
 		return c, fmt.Errorf("idem/server: Options sets both Scope and SingleTenant; keys are either scoped or not")
-	case o.Lease < 0 || o.Retention < 0 || o.Wait < 0 || o.MaxBody < 0:
-		return c, fmt.Errorf("idem/server: Options has a negative Lease, Retention, Wait or MaxBody")
+	case o.Lease < 0 || o.Retention < 0 || o.Wait < 0 || o.MaxBody < 0 || o.MaxConcurrent < 0 || o.StartTimeout < 0:
+		return c, fmt.Errorf("idem/server: Options has a negative Lease, Retention, Wait, MaxBody, MaxConcurrent or StartTimeout")
 	}
 	if c.header == "" {
 		c.header = DefaultHeader
@@ -157,6 +181,9 @@ func (o Options) config() (config, error) {
 		c.maxBody = DefaultMaxBody
 	}
 	c.renewEvery = max(c.lease/3, time.Millisecond)
+	if c.startLimit == 0 {
+		c.startLimit = c.renewEvery
+	}
 	c.problems = newLimitProblems(c.header, c.maxBody)
 	return c, nil
 }

@@ -48,6 +48,12 @@ const (
 	// ProblemStoreUnavailable: 503 with Retry-After, the idempotency store
 	// failed or is full. Nothing ran; a retry with the same key is safe.
 	ProblemStoreUnavailable = "https://idem.dev/problems/store-unavailable"
+	// ProblemOverloaded: 503 with Retry-After, the request's work could
+	// not start within Options.StartTimeout (Options.MaxConcurrent
+	// requests were running, or the store's unit of work did not begin in
+	// time). Its key was released and nothing ran; a retry with the same
+	// key is safe.
+	ProblemOverloaded = "https://idem.dev/problems/overloaded"
 )
 
 // ProblemContentType is the Content-Type of the middleware's problem
@@ -106,6 +112,9 @@ var (
 	problemStoreUnavailable = newProblem(http.StatusServiceUnavailable, ProblemStoreUnavailable,
 		"Idempotency store unavailable",
 		"The request could not be checked for repeats, so it did not run. Retry with the same key.", true)
+	problemOverloaded = newProblem(http.StatusServiceUnavailable, ProblemOverloaded,
+		"Server busy",
+		"The request could not start in time, so it did not run. Retry later with the same key.", true)
 )
 
 // limitProblems are the problem documents whose texts name the

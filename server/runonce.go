@@ -37,6 +37,13 @@ type RunOptions struct {
 	// Wait is how long RunOnce waits, polling the store, for a run of the
 	// same key in progress elsewhere. Default 0: ErrInFlight at once.
 	Wait time.Duration
+	// StartTimeout bounds how long the work, once its key is acquired,
+	// may wait for the store's unit of work to begin
+	// ([Transactor.BeginWork], which may wait for a pooled connection);
+	// the lease is renewed meanwhile. Past it the key is released, the
+	// work does not run, and RunOnce returns [ErrOverloaded]. Default
+	// Lease/3.
+	StartTimeout time.Duration
 	// Logger receives failures to renew or release. Default nil: silent.
 	Logger *slog.Logger
 }
@@ -55,7 +62,9 @@ type RunOptions struct {
 //
 // Other errors: [ErrKeyReused] if k was first used with another
 // fingerprint; [ErrInFlight] if a run of k is still in progress after
-// RunOptions.Wait; an error wrapping [ErrLeaseLost] (and work's error, if any) if the lease lapsed and
+// RunOptions.Wait; [ErrOverloaded] if the work could not start within
+// RunOptions.StartTimeout (it did not run); an error wrapping
+// [ErrLeaseLost] (and work's error, if any) if the lease lapsed and
 // another run took k over while work ran (the result was not recorded;
 // the new owner's will be); store failures, wrapped. If work succeeded but
 // recording its result failed for another reason, RunOnce returns the
@@ -75,6 +84,7 @@ func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(conte
 	cl := newClaimer(store)
 	cl.lease = orDefault(opts.Lease, DefaultLease)
 	cl.renewEvery = max(cl.lease/3, time.Millisecond)
+	cl.startLimit = orDefault(opts.StartTimeout, cl.renewEvery)
 	cl.wait, cl.log = opts.Wait, opts.Logger
 	retention := orDefault(opts.Retention, DefaultRetention)
 
@@ -129,7 +139,7 @@ func runResult(k Key, res result, endErr error, result []byte, startErr, workErr
 		if res == releaseFailed && log != nil {
 			log.Warn("idem: release after the work did not start", "scope", k.Scope, "key", k.Key, "err", endErr)
 		}
-		if errors.Is(startErr, ErrLeaseLost) {
+		if errors.Is(startErr, ErrOverloaded) || errors.Is(startErr, ErrLeaseLost) {
 			return nil, startErr
 		}
 		return nil, fmt.Errorf("idem/server: begin work: %w", startErr)

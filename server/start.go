@@ -1,23 +1,74 @@
-// This file holds the start of the work under an acquired key.
+// This file holds the start of the work under an acquired key, and its
+// admission control: the work starts within a bound (Options.StartTimeout),
+// with at most Options.MaxConcurrent running at once, or it is refused
+// before it runs.
 
 package server
 
 import (
 	"context"
 	"errors"
+	"time"
 )
+
+// ErrOverloaded is returned by [RunOnce] when the work under an acquired
+// key could not start within RunOptions.StartTimeout (the store's unit of
+// work did not begin in time: its connection pool is exhausted, say). The
+// key was released and the work did not run; deliver the message again
+// later. The middleware answers the same condition 503 with
+// [ProblemOverloaded].
+var ErrOverloaded = errors.New("idem/server: overloaded: the work could not start in time")
+
+// slots bounds the attempts running at once: one element in the channel
+// per running attempt. A nil slots bounds nothing.
+type slots chan struct{}
+
+// newSlots returns slots for n attempts, or nil if n is not positive.
+func newSlots(n int) slots {
+	if n <= 0 {
+		return nil
+	}
+	return make(slots, n)
+}
+
+// take waits for a slot until ctx ends, and then returns ctx's cause. A
+// nil s has a slot for everyone.
+func (s slots) take(ctx context.Context) error {
+	if s == nil {
+		return nil
+	}
+	select {
+	case s <- struct{}{}:
+		return nil
+	default:
+	}
+	select {
+	case s <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return context.Cause(ctx)
+	}
+}
+
+// give gives back a slot taken from s. A nil s does nothing.
+func (s slots) give() {
+	if s != nil {
+		<-s
+	}
+}
 
 // start starts the work on k, acquired in ans, under a (zero before; its
 // user embeds it to save allocations, and defers a.end right after start
 // returns, whatever it returns). A lease claim's renewal begins at once,
-// so the lease is kept while the store's unit of work begins
-// (Transactor.BeginWork).
+// so the lease is kept while the work waits to start. Then, if there is
+// anything to wait for, the work takes a slot (cl.slots) and begins the
+// store's unit of work (Transactor.BeginWork), both within cl.startLimit.
 //
 // start returns the context the work runs with: parent's values (and the
 // unit of work's), cancelled when parent is, when a ends, or with cause
 // ErrLeaseLost when renewal finds the key taken over. If the work cannot
-// start it returns why: ErrLeaseLost if the lease was lost meanwhile, or
-// BeginWork's error (the store's, or ctx's).
+// start it returns why: ErrOverloaded past the limit, ErrLeaseLost if the
+// lease was lost meanwhile, or BeginWork's error (the store's, or ctx's).
 func (cl *claimer) start(a *attempt, parent context.Context, k Key, ans answer) (context.Context, error) {
 	a.store, a.key, a.token, a.lease, a.renewEvery, a.log = cl.store, k, ans.Token, cl.lease, cl.renewEvery, cl.log
 	a.detached.Context = parent
@@ -29,16 +80,31 @@ func (cl *claimer) start(a *attempt, parent context.Context, k Key, ans answer) 
 		ctx, a.cancel = context.WithCancelCause(parent)
 		a.startRenewal(cl.renewer)
 	}
-	if a.inWork || cl.tx == nil {
-		return ctx, nil
+	if cl.slots == nil && (a.inWork || cl.tx == nil) {
+		return ctx, nil // nothing to wait for
 	}
-	wctx, work, err := cl.tx.BeginWork(ctx, k, a.token)
+	late := time.AfterFunc(cl.startLimit, func() { a.cancel(ErrOverloaded) })
+	err := cl.slots.take(ctx)
+	if err == nil {
+		a.slots = cl.slots // given back by end
+	}
+	if err == nil && !a.inWork && cl.tx != nil {
+		var wctx context.Context
+		var work Work
+		wctx, work, err = cl.tx.BeginWork(ctx, k, a.token)
+		if err == nil {
+			ctx, a.work = wctx, work // a nil Work: the work runs outside the store
+		}
+	}
+	if !late.Stop() {
+		// Too late, whether or not the work began: end rolls it back.
+		return nil, ErrOverloaded
+	}
 	if err != nil {
 		if errors.Is(context.Cause(ctx), ErrLeaseLost) {
 			return nil, ErrLeaseLost
 		}
 		return nil, err
 	}
-	a.work = work // a nil Work: the work runs outside the store
-	return wctx, nil
+	return ctx, nil
 }
