@@ -31,9 +31,10 @@ var payload = func() []byte {
 
 // clientKind is one way of sending the POST.
 type clientKind struct {
-	name string
-	do   func(ctx context.Context) error
-	stop func()
+	name  string
+	floor bool // a floor under the clients, not a client
+	do    func(ctx context.Context) error
+	stop  func()
 }
 
 func newTransport() *http.Transport {
@@ -57,6 +58,8 @@ func startEcho() (url string, stop func()) {
 	return "http://" + ln.Addr().String() + "/charges", func() { srv.Close() }
 }
 
+// clientKinds returns the clients compared, in the order of the k*
+// constants.
 func clientKinds(url, dir string) []clientKind {
 	plain := &http.Client{Transport: newTransport()}
 	rc := &retryablehttp.Client{
@@ -104,7 +107,7 @@ func clientKinds(url, dir string) []clientKind {
 		{name: "idem, journal", do: idemDo(journaled, url), stop: func() { j.Close() }},
 		// The floor under any journal: net/http, after one durable bbolt
 		// commit of a journal-sized record, in the same rhythm as idem's.
-		{name: "net/http after one durable bbolt commit (floor)", do: func(ctx context.Context) error {
+		{name: "net/http after one durable bbolt commit (floor)", floor: true, do: func(ctx context.Context) error {
 			k := strconv.FormatInt(seq.Add(1), 10)
 			must(db.Update(func(tx *bolt.Tx) error { return tx.Bucket([]byte("b")).Put([]byte(k), record) }))
 			return plainDo(ctx)
@@ -216,96 +219,6 @@ func journalWrites(dir string, writers int, d time.Duration) (idemRate, batchRat
 		return db.Batch(func(tx *bolt.Tx) error { return tx.Bucket([]byte("b")).Put([]byte(k), v) })
 	}}, writers, d)
 	return idemRate, batchRate
-}
-
-func benchClient(cfg config) {
-	url, stop := startEcho()
-	defer stop()
-	dir, err := os.MkdirTemp("", "idem-bench")
-	must(err)
-	defer os.RemoveAll(dir)
-	kinds := clientKinds(url, dir)
-	defer func() {
-		for _, k := range kinds {
-			if k.stop != nil {
-				k.stop()
-			}
-		}
-	}()
-	// Warm up connections and code paths.
-	for _, k := range kinds {
-		runSequential(k, 50)
-	}
-
-	// Sequential latency, kinds interleaved round by round.
-	lat := make([]sample, len(kinds))
-	allocs := make([][]float64, len(kinds))
-	var floor sample
-	for range cfg.rounds {
-		for i, k := range kinds {
-			l, a := runSequential(k, cfg.seqOps)
-			lat[i] = append(lat[i], l...)
-			allocs[i] = append(allocs[i], a)
-		}
-		floor = append(floor, boltCommitFloor(dir, cfg.seqOps/4)...)
-	}
-	const plainK, retryK, bareK, journalK, floorK = 0, 1, 2, 3, 4
-	t := &table{title: "Client: 1 KiB JSON POST to a loopback server, sequential", head: []string{"client", "p50", "p99", "allocs/op (client+server)", "p50 vs net/http"}}
-	base := float64(lat[plainK].median())
-	for i, k := range kinds {
-		a := fmt.Sprintf("%.0f", medianFloat(allocs[i]))
-		if i == floorK {
-			a = ""
-		}
-		t.add(k.name, ms(lat[i].median()), ms(lat[i].p99()), a, ratio(float64(lat[i].median()), base))
-	}
-	t.add("one durable bbolt commit, back to back", ms(floor.median()), ms(floor.p99()), "", "")
-	added := lat[journalK].median() - lat[bareK].median()
-	floorAdded := lat[floorK].median() - lat[plainK].median()
-	t.notes = append(t.notes,
-		fmt.Sprintf("idem without journal vs go-retryablehttp: %s time, %+.0f allocations per operation.",
-			ratio(float64(lat[bareK].median()), float64(lat[retryK].median())), medianFloat(allocs[bareK])-medianFloat(allocs[retryK])),
-		fmt.Sprintf("The journal adds %s per operation (p50 with journal minus p50 without); one durable bbolt commit adds %s to the same request (floor minus net/http): %s of the floor. Back to back, without network gaps between them, a commit takes %s: an idle disk is slower to wake.",
-			ms(added), ms(floorAdded), ratio(float64(added), float64(floorAdded)), ms(floor.median())))
-	t.print()
-
-	// Throughput at 1, 16 and 64 operations in flight.
-	tp := &table{title: "Client: throughput, operations per second (median of rounds)", head: []string{"client", "1 in flight", "16 in flight", "64 in flight"}}
-	concs := []int{1, 16, 64}
-	rates := make([][]float64, len(kinds))
-	for i := range kinds {
-		rates[i] = make([]float64, len(concs))
-	}
-	for ci, conc := range concs {
-		per := make([][]float64, len(kinds))
-		for range cfg.rounds {
-			for i, k := range kinds {
-				per[i] = append(per[i], runConcurrent(k, conc, cfg.tputDur))
-			}
-		}
-		for i := range kinds {
-			rates[i][ci] = medianFloat(per[i])
-		}
-	}
-	for i, k := range kinds {
-		tp.add(k.name, fmt.Sprintf("%.0f", rates[i][0]), fmt.Sprintf("%.0f", rates[i][1]), fmt.Sprintf("%.0f", rates[i][2]))
-	}
-	tp.notes = append(tp.notes, fmt.Sprintf("idem with journal at 64 in flight: %s of go-retryablehttp's throughput.",
-		pct(rates[journalK][2]/rates[retryK][2])))
-	tp.print()
-
-	// Group commit against bbolt's Batch.
-	gc := &table{title: "Journal: durable writes per second, idem group commit vs bbolt Batch", head: []string{"writers", "idem journal (Do, in-memory transport)", "bbolt Batch (one Put)", "ratio"}}
-	for _, w := range concs {
-		var a, b []float64
-		for range cfg.rounds {
-			x, y := journalWrites(dir, w, cfg.tputDur)
-			a, b = append(a, x), append(b, y)
-		}
-		gc.add(strconv.Itoa(w), fmt.Sprintf("%.0f", medianFloat(a)), fmt.Sprintf("%.0f", medianFloat(b)), ratio(medianFloat(a), medianFloat(b)))
-	}
-	gc.notes = append(gc.notes, "bbolt's Batch waits up to MaxBatchDelay (10 ms) to fill a batch; idem's committer starts a commit as soon as the previous one ends.")
-	gc.print()
 }
 
 func pct(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) }

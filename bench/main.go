@@ -1,8 +1,10 @@
 // Command bench measures idem against what its users would use instead, in
-// one run on one machine, and prints Markdown tables of medians and ratios.
+// one run on one machine, prints Markdown tables of medians and ratios, and
+// draws the same run's samples as SVG charts.
 //
-//	go run ./bench          # the full run recorded in BENCHMARKS.md
-//	go run ./bench -short   # a quick run, under two minutes
+//	go run ./bench                  # the full run recorded in BENCHMARKS.md; charts to docs/bench
+//	go run ./bench -short           # a quick run, under two minutes; no charts
+//	go run ./bench -short -plot DIR # a quick run, charts to DIR
 //
 // Every server and database is on loopback. The server half needs
 // PostgreSQL: -database, or IDEM_TEST_DATABASE.
@@ -12,7 +14,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"runtime"
 	"runtime/pprof"
 	"time"
 )
@@ -27,13 +28,23 @@ type config struct {
 	inProcessOnly bool
 }
 
+// defaultPlotDir is where the full run draws its charts, relative to the
+// module root: the charts BENCHMARKS.md and the README show.
+const defaultPlotDir = "docs/bench"
+
 func main() {
 	var cfg config
 	flag.BoolVar(&cfg.short, "short", false, "a quick run (under two minutes)")
 	flag.StringVar(&cfg.database, "database", os.Getenv("IDEM_TEST_DATABASE"), "PostgreSQL DSN for the server benchmarks (default $IDEM_TEST_DATABASE)")
 	only := flag.String("only", "", "run only the client or server half (client, server, inprocess)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
+	plotDir := flag.String("plot", "", "write SVG charts of this run to this directory (default "+defaultPlotDir+" for the full run, none for -short; -plot= for none)")
 	flag.Parse()
+	plotSet := false
+	flag.Visit(func(f *flag.Flag) { plotSet = plotSet || f.Name == "plot" })
+	if !plotSet && !cfg.short {
+		*plotDir = defaultPlotDir
+	}
 	if *cpuprofile != "" {
 		f, err := os.Create(*cpuprofile)
 		must(err)
@@ -44,16 +55,52 @@ func main() {
 	if cfg.short {
 		cfg.rounds, cfg.seqOps, cfg.tputDur = 3, 150, 300*time.Millisecond
 	}
-	host, _ := os.Hostname()
-	fmt.Printf("## idem benchmarks\n\n%s, %s/%s, %d CPUs, host %s, %s; rounds %d.\n",
-		runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU(), host, time.Now().UTC().Format("2006-01-02"), cfg.rounds)
+	if *plotDir != "" {
+		must(os.MkdirAll(*plotDir, 0o755)) // fail before measuring, not after
+	}
+	r := &report{machine: thisMachine(), cfg: cfg, command: command(cfg, *only)}
+	fmt.Printf("## idem benchmarks\n\n%s; rounds %d.\n", r.machine, cfg.rounds)
 	if *only == "" || *only == "client" {
-		benchClient(cfg)
+		r.client = benchClient(cfg)
+		r.client.print()
 	}
 	cfg.inProcessOnly = *only == "inprocess"
 	if *only != "client" {
-		benchServer(cfg)
+		r.server = benchServer(cfg)
+		r.server.print()
 	}
+	printTargets(r.client, r.server)
+	if *plotDir != "" {
+		files, err := r.draw(*plotDir)
+		must(err)
+		fmt.Println()
+		for _, f := range files {
+			fmt.Printf("Chart: %s\n", f)
+		}
+	}
+}
+
+// report is everything one run measured. The tables, the targets and the
+// charts are all drawn from it, so they cannot disagree.
+type report struct {
+	machine machine
+	cfg     config
+	command string         // how the run was started, for the captions
+	client  *clientResults // nil when not run
+	server  *serverResults // nil when not run
+}
+
+// command is the run's command line as a reader would type it, without
+// the database's address.
+func command(cfg config, only string) string {
+	c := "go run ./bench"
+	if cfg.short {
+		c += " -short"
+	}
+	if only != "" {
+		c += " -only " + only
+	}
+	return c
 }
 
 func must(err error) {

@@ -56,3 +56,14 @@ func (t *table) print() {
 func ms(d time.Duration) string { return fmt.Sprintf("%.3f ms", float64(d)/float64(time.Millisecond)) }
 func us(d time.Duration) string { return fmt.Sprintf("%.1f µs", float64(d)/float64(time.Microsecond)) }
 func ratio(a, b float64) string { return fmt.Sprintf("%.2f×", a/b) }
+
+// dur writes a round duration for prose: "300 ms", "1 s".
+func dur(d time.Duration) string {
+	switch {
+	case d%time.Second == 0:
+		return fmt.Sprintf("%d s", d/time.Second)
+	case d%time.Millisecond == 0:
+		return fmt.Sprintf("%d ms", d/time.Millisecond)
+	}
+	return ms(d)
+}

@@ -1,0 +1,182 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/idemhq/idem/internal/charges"
+	"github.com/idemhq/idem/server"
+	"github.com/idemhq/idem/server/pgstore"
+)
+
+// The pile-up: one request to a slow handler, then duplicates while it runs.
+const (
+	pileHandler    = 50 * time.Millisecond
+	pileDuplicates = 99
+	pileHeadStart  = 5 * time.Millisecond // the first is running when the duplicates are sent
+	pileLease      = 300 * time.Millisecond
+)
+
+// pileUpRow is one store's pile-up.
+type pileUpRow struct {
+	store string
+	// answered holds, for each round, when each request was answered,
+	// measured from the moment the first was sent; [0] is the first
+	// request, the duplicates follow.
+	answered [][]time.Duration
+	alone    sample // the first request of a round sent with no duplicates
+	takeover string
+}
+
+// all is when the last of each round's requests was answered.
+func (r *pileUpRow) all() sample {
+	var s sample
+	for _, a := range r.answered {
+		s = append(s, slices.Max(a))
+	}
+	return s
+}
+
+// first is when each round's first request was answered.
+func (r *pileUpRow) first() sample {
+	var s sample
+	for _, a := range r.answered {
+		s = append(s, a[0])
+	}
+	return s
+}
+
+// slowed is how much the duplicates slowed the first request (p50 with
+// them minus p50 alone).
+func (r *pileUpRow) slowed() time.Duration { return r.first().median() - r.alone.median() }
+
+// byRank is the median over rounds of the k-th answer: [k] is when k+1
+// requests had been answered.
+func (r *pileUpRow) byRank() []time.Duration {
+	if len(r.answered) == 0 {
+		return nil
+	}
+	sorted := make([][]time.Duration, len(r.answered))
+	for i, a := range r.answered {
+		sorted[i] = slices.Sorted(slices.Values(a))
+	}
+	out := make([]time.Duration, len(sorted[0]))
+	for k := range out {
+		var s sample
+		for _, a := range sorted {
+			s = append(s, a[k])
+		}
+		out[k] = s.median()
+	}
+	return out
+}
+
+// pileUp sends one request to a 50 ms handler, then 99 duplicates while it
+// runs, on every store, and records when each was answered. It also checks
+// that a crashed worker's key is still taken over.
+func pileUp(cfg config, e env) []pileUpRow {
+	var rows []pileUpRow
+	for _, k := range e.storeKinds() {
+		c := k.config(charges.Config{Delay: pileHandler, Wait: 2 * time.Second, Lease: pileLease}, tableName("pileup"))
+		svc, err := charges.New(context.Background(), c)
+		must(err)
+		url, stop := serve(svc.Handler())
+		hc := newHTTPClient()
+		row := pileUpRow{store: k.name, takeover: "see the server tests"}
+		for round := range cfg.rounds*4 + 1 {
+			// The first round only warms up: it opens the connections a
+			// hundred concurrent requests need.
+			warm := round == 0
+			d, _ := postCharge(hc, url, newKey())
+			answered := pileRound(hc, url)
+			if !warm {
+				row.alone = append(row.alone, d)
+				row.answered = append(row.answered, answered)
+			}
+		}
+		if k.takeover != nil {
+			row.takeover = k.takeover(c, url)
+		}
+		rows = append(rows, row)
+		stop()
+		e.dropTables(c)
+	}
+	return rows
+}
+
+// pileRound sends one request with a fresh key, then the duplicates, and
+// returns when each was answered since the first was sent.
+func pileRound(hc *http.Client, url string) []time.Duration {
+	key := newKey()
+	answered := make([]time.Duration, 1+pileDuplicates)
+	start := time.Now()
+	var wg sync.WaitGroup
+	send := func(i int) {
+		defer wg.Done()
+		postCharge(hc, url, key)
+		answered[i] = time.Since(start)
+	}
+	wg.Add(1)
+	go send(0)
+	time.Sleep(pileHeadStart)
+	for i := range pileDuplicates {
+		wg.Add(1)
+		go send(1 + i)
+	}
+	wg.Wait()
+	return answered
+}
+
+// pgTakeover plays a worker that claimed a key and died: a retry must get
+// the key once the lease lapses. It reports how long that took.
+func pgTakeover(cfg charges.Config, url string) string {
+	ctx := context.Background()
+	st, err := pgstore.New(cfg.Pool, pgstore.Options{Table: cfg.Table + "_keys", Transactional: true})
+	must(err)
+	key := newKey()
+	req := httptest.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(chargeBody)))
+	req.Header.Set("Content-Type", "application/json")
+	fp := server.Fingerprint(req, []byte(chargeBody))
+	c, err := st.Claim(ctx, server.Key{Scope: "bench", Key: key}, fp, pileLease)
+	must(err)
+	if !c.Acquired {
+		return "claim failed"
+	}
+	hc := newHTTPClient()
+	start := time.Now()
+	for time.Since(start) < 5*time.Second {
+		r, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(chargeBody)))
+		r.Header.Set("Content-Type", "application/json")
+		r.Header.Set(charges.ClientHeader, "bench")
+		r.Header.Set("Idempotency-Key", key)
+		resp, err := hc.Do(r)
+		must(err)
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusCreated {
+			return fmt.Sprintf("yes, after %s (lease %s)", ms(time.Since(start)), dur(pileLease))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	return "NO: the key stayed locked"
+}
+
+func printPileUp(rows []pileUpRow) {
+	if len(rows) == 0 {
+		return
+	}
+	t := &table{title: "Server: pile-up, one request to a 50 ms handler then 99 duplicates while it runs", head: []string{"store", "all 100 answered p50", "p99", "first request p50 with duplicates", "first request p50 alone", "first slowed by", "crashed-worker takeover"}}
+	for _, r := range rows {
+		all := r.all()
+		t.add(r.store, ms(all.median()), ms(all.p99()), ms(r.first().median()), ms(r.alone.median()), ms(r.slowed()), r.takeover)
+	}
+	t.notes = append(t.notes, "Duplicates wait (Options.Wait) for the first request's outcome and replay it; duplicates in the same process wake as soon as it is stored.")
+	t.print()
+}

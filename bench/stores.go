@@ -1,0 +1,82 @@
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/idemhq/idem/internal/charges"
+)
+
+// The bare handlers: the charges service without the middleware (the
+// requests carry no key and Optional lets them through), the baseline each
+// store is compared with.
+const (
+	bareMemory = "bare handler, memory"
+	barePG     = "bare handler, PostgreSQL insert"
+)
+
+// storeKind is one idempotency store the server rows compare. Every server
+// table and chart row comes from the list storeKinds returns, so adding a
+// store is one entry there.
+type storeKind struct {
+	name string // as in the tables and charts: "memstore"
+	// bare names the bare handler it is compared with: the one whose
+	// charges are kept where this store's are.
+	bare string
+	// config turns the service's base configuration (delay, lease, wait)
+	// into one served with this store. table is a fresh name for this
+	// use, for stores that make tables.
+	config func(base charges.Config, table string) charges.Config
+	// takeover plays a worker that claimed a key and died, and says
+	// whether and when a retry got the key; nil where the server tests
+	// cover it instead.
+	takeover func(cfg charges.Config, url string) string
+}
+
+// env is what the server half runs against.
+type env struct {
+	pool *pgxpool.Pool // nil without PostgreSQL
+}
+
+func (e env) storeKinds() []storeKind {
+	ks := []storeKind{
+		{name: "memstore", bare: bareMemory, config: func(c charges.Config, _ string) charges.Config { return c }},
+	}
+	if e.pool != nil {
+		ks = append(ks, storeKind{name: "pgstore (transactional)", bare: barePG, config: func(c charges.Config, t string) charges.Config {
+			c.Pool, c.Table = e.pool, t
+			return c
+		}, takeover: pgTakeover})
+	}
+	return ks
+}
+
+// bareConfigs are the bare handlers, each under its name.
+func (e env) bareConfigs() map[string]func(base charges.Config, table string) charges.Config {
+	m := map[string]func(charges.Config, string) charges.Config{
+		bareMemory: func(c charges.Config, _ string) charges.Config { c.Optional = true; return c },
+	}
+	if e.pool != nil {
+		m[barePG] = func(c charges.Config, t string) charges.Config {
+			c.Pool, c.Table, c.Optional = e.pool, t, true
+			return c
+		}
+	}
+	return m
+}
+
+// tableName is a fresh table name for one use, so runs never meet.
+func tableName(use string) string { return fmt.Sprintf("bench_%s_%d", use, rand.Uint32()) }
+
+// dropTables removes what a PostgreSQL configuration created.
+func (e env) dropTables(c charges.Config) {
+	if e.pool == nil || c.Pool == nil || c.Table == "" {
+		return
+	}
+	ctx, cancel := contextWithTimeout(10 * time.Second)
+	defer cancel()
+	e.pool.Exec(ctx, "DROP TABLE IF EXISTS "+c.Table+", "+c.Table+"_keys")
+}
