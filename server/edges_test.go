@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -269,21 +270,19 @@ func (hangingComplete) Complete(ctx context.Context, _ server.Key, _ string, _ s
 }
 
 // TestRecordingTheOutcomeIsBounded: a store that does not answer the
-// completion holds the request for about a lease, not for ever.
+// completion holds the request for a lease, not for ever. On a fake clock.
 func TestRecordingTheOutcomeIsBounded(t *testing.T) {
 	t.Parallel()
-	h := server.Middleware(hangingComplete{newMemstore()}, server.Options{SingleTenant: true, Lease: 100 * time.Millisecond})(
-		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) }))
-	done := make(chan *httptest.ResponseRecorder, 1)
-	start := time.Now()
-	go func() { done <- serveDirect(h, "bounded-1", "x") }()
-	select {
-	case rec := <-done:
-		assert.Less(t, time.Since(start), 2*time.Second)
+	synctest.Test(t, func(t *testing.T) {
+		const lease = time.Second
+		h := server.Middleware(hangingComplete{newFakeStore()}, server.Options{SingleTenant: true, Lease: lease})(
+			http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { w.WriteHeader(http.StatusCreated) }))
+		start := time.Now()
+		rec := serveDirect(h, "bounded-1", "x")
+		assert.Equal(t, lease, time.Since(start), "the completion waits one lease")
 		assert.Equal(t, http.StatusCreated, rec.Code, "the work happened: the handler's answer")
-	case <-time.After(5 * time.Second):
-		t.Fatal("the request still waits on the store")
-	}
+		idle()
+	})
 }
 
 // failingRenewals is a store whose Renew fails, without saying the lease
@@ -296,23 +295,26 @@ func (failingRenewals) Renew(context.Context, server.Key, string, time.Duration)
 
 // TestWorkStopsWhenRenewalsFailForALease: once no renewal has got through
 // for a whole lease, the key may be another worker's: the handler's
-// context is cancelled with cause ErrLeaseLost.
+// context is cancelled with cause ErrLeaseLost, at the first failed
+// renewal a lease or more after the claim. On a fake clock.
 func TestWorkStopsWhenRenewalsFailForALease(t *testing.T) {
 	t.Parallel()
-	cause := make(chan error, 1)
-	h := server.Middleware(failingRenewals{newMemstore()}, server.Options{SingleTenant: true, Lease: 60 * time.Millisecond})(
-		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			select {
-			case <-r.Context().Done():
-				cause <- context.Cause(r.Context())
-			case <-time.After(3 * time.Second):
-				cause <- nil
-			}
-		}))
-	start := time.Now()
-	serveDirect(h, "unrenewed-1", "x")
-	assert.ErrorIs(t, <-cause, server.ErrLeaseLost)
-	assert.Less(t, time.Since(start), 2*time.Second)
+	synctest.Test(t, func(t *testing.T) {
+		const lease = 3 * time.Second
+		var cause error
+		var stopped time.Duration
+		start := time.Now()
+		h := server.Middleware(failingRenewals{newFakeStore()}, server.Options{SingleTenant: true, Lease: lease})(
+			http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				<-r.Context().Done()
+				cause, stopped = context.Cause(r.Context()), time.Since(start)
+			}))
+		serveDirect(h, "unrenewed-1", "x")
+		assert.ErrorIs(t, cause, server.ErrLeaseLost)
+		assert.GreaterOrEqual(t, stopped, lease)
+		assert.LessOrEqual(t, stopped, lease+lease/3, "within a renewal interval of the lease's end")
+		idle()
+	})
 }
 
 // failingBegin is a store whose BeginWork fails and whose Release does not

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -79,38 +80,63 @@ func TestWaitModeRunsAfterRelease(t *testing.T) {
 	assert.Equal(t, int64(2), h.app.calls.Load())
 }
 
+// TestWaitModeTimesOut: a repeat waits Options.Wait for the first, and
+// is then told it is still in flight. On a fake clock.
 func TestWaitModeTimesOut(t *testing.T) {
 	t.Parallel()
-	h := newHarness(t, server.Options{Wait: 30 * time.Millisecond}, nil)
-	key := newKey()
-	first := h.async(call{key: key, header: block})
-	h.waitEntered()
-	start := time.Now()
-	requireProblem(t, h.do(call{key: key}), http.StatusConflict, server.ProblemInFlight)
-	assert.GreaterOrEqual(t, time.Since(start), 30*time.Millisecond)
-	h.app.unblock()
-	<-first
+	synctest.Test(t, func(t *testing.T) {
+		const wait = 30 * time.Millisecond
+		finish := make(chan struct{})
+		h := server.Middleware(newFakeStore(), server.Options{SingleTenant: true, Wait: wait})(
+			http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				<-finish
+				w.WriteHeader(http.StatusCreated)
+			}))
+		first := make(chan int, 1)
+		go func() { first <- serveDirect(h, "waits-1", "x").Code }()
+		synctest.Wait()
+		start := time.Now()
+		requireProblem(t, replyOf(serveDirect(h, "waits-1", "x")), http.StatusConflict, server.ProblemInFlight)
+		assert.Equal(t, wait, time.Since(start))
+		close(finish)
+		assert.Equal(t, http.StatusCreated, <-first)
+		idle()
+	})
 }
 
 // Two middlewares over one store stand for two processes: the waiting
-// side has no local run to wake it, so it polls the store.
+// side has no local run to wake it, so it polls the store. On a fake
+// clock.
 func TestWaitModeAcrossProcesses(t *testing.T) {
 	t.Parallel()
-	store := &countingStore{Store: newMemstore()}
-	a := newHarness(t, server.Options{}, store)
-	b := newHarness(t, server.Options{Wait: 5 * time.Second}, store)
-	key := newKey()
-	first := a.async(call{key: key, header: map[string]string{"X-Sleep": "100ms"}})
-	require.Eventually(t, func() bool { return a.app.calls.Load() == 1 }, 5*time.Second, time.Millisecond)
-	before := store.claims.Load()
-	r := b.do(call{key: key})
-	require.Equal(t, 201, r.status, r.body)
-	assert.True(t, r.replayed())
-	assert.Equal(t, (<-first).body, r.body)
-	assert.Zero(t, b.app.calls.Load())
-	// Capped backoff: about 100 ms of polling starting at 5 ms is a
-	// handful of claims, not hundreds.
-	assert.Less(t, store.claims.Load()-before, int64(20))
+	synctest.Test(t, func(t *testing.T) {
+		store := newFakeStore()
+		var calls [2]atomic.Int64
+		handler := func(i int) http.Handler {
+			return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				calls[i].Add(1)
+				time.Sleep(100 * time.Millisecond)
+				w.WriteHeader(http.StatusCreated)
+				w.Write([]byte("first"))
+			})
+		}
+		a := server.Middleware(store, server.Options{SingleTenant: true})(handler(0))
+		b := server.Middleware(store, server.Options{SingleTenant: true, Wait: 5 * time.Second})(handler(1))
+		first := make(chan *httptest.ResponseRecorder, 1)
+		go func() { first <- serveDirect(a, "across-1", "x") }()
+		synctest.Wait()
+		before, _ := store.counts()
+		r := serveDirect(b, "across-1", "x")
+		require.Equal(t, http.StatusCreated, r.Code, r.Body.String())
+		assert.Equal(t, "true", r.Header().Get(server.ReplayedHeader))
+		assert.Equal(t, (<-first).Body.String(), r.Body.String())
+		assert.Zero(t, calls[1].Load())
+		// Capped backoff: 100 ms of polling starting at 5 ms is a
+		// handful of claims, not hundreds.
+		after, _ := store.counts()
+		assert.Less(t, after-before, 10)
+		idle()
+	})
 }
 
 // TestWaitModeDuplicatesDoNotHammer sends one request whose handler takes
