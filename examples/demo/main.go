@@ -6,6 +6,7 @@
 //	go run ./examples/demo
 //	go run ./examples/demo -n 500 -drop 0.2 -seed 7
 //	go run ./examples/demo -database postgres://postgres@127.0.0.1:5432/test?sslmode=disable
+//	go run ./examples/demo -plot docs/demo.svg   # also draw the charges per customer
 //
 // Everything runs in this process, on loopback: the example charges service
 // (in memory, or PostgreSQL with -database), a fault-injecting proxy in
@@ -42,9 +43,10 @@ type result struct {
 	replays    int64
 	failed     int64 // operations the client gave up on
 	charges    int
-	duplicates int // charges beyond one per operation
-	twice      int // operations charged more than once
-	missing    int // operations answered 201 that have no charge
+	duplicates int   // charges beyond one per operation
+	twice      int   // operations charged more than once
+	missing    int   // operations answered 201 that have no charge
+	perOp      []int // charges per operation (per customer), by operation
 }
 
 func main() {
@@ -57,6 +59,7 @@ func main() {
 	card := flag.Duration("card", 2*time.Millisecond, "the service's simulated card-network latency")
 	seed := flag.Uint64("seed", 1, "seed for the proxy's faults")
 	database := flag.String("database", "", "PostgreSQL DSN; empty keeps the service in memory")
+	plotFile := flag.String("plot", "", "also draw the charges per customer of both clients to this SVG file")
 	flag.Parse()
 
 	ctx := context.Background()
@@ -96,6 +99,12 @@ func main() {
 	fmt.Println()
 	for _, r := range results {
 		fmt.Printf("%-34s %s\n", r.name+":", verdict(r))
+	}
+	if *plotFile != "" {
+		settings := fmt.Sprintf("%d charges, %d at a time, service %s; the proxy drops %.0f%% of answers after the charge, resets %.0f%% of connections, answers %.0f%% with 503; seed %d.",
+			*n, *conc, store, 100**drop, 100**reset, 100**unavailable, *seed)
+		check(drawCharges(*plotFile, results, settings, commandLine()))
+		fmt.Printf("\nChart: %s\n", *plotFile)
 	}
 	if idem := results[1]; idem.duplicates > 0 || idem.failed > 0 || idem.missing > 0 {
 		os.Exit(1)
@@ -225,7 +234,17 @@ func tally(ctx context.Context, svc *charges.Service, proxy *faultproxy.Proxy, n
 	return result{
 		name: name, ops: n, attempts: proxy.By(client), replays: replays, failed: failed,
 		charges: len(cs), duplicates: len(cs) - len(refs), twice: twice, missing: missing,
+		perOp: perOp(refs, n),
 	}
+}
+
+// perOp is the number of charges of each operation 0..n-1.
+func perOp(refs map[string]int, n int) []int {
+	out := make([]int, n)
+	for i := range out {
+		out[i] = refs[fmt.Sprintf("op-%d", i)]
+	}
+	return out
 }
 
 func check(err error) {
