@@ -70,7 +70,7 @@ func printTargets(c *clientResults, s *serverResults) {
 	pg, bpg := s.storeRow("pgstore (transactional)")
 	switch {
 	case pg == nil || bpg == nil || s.floors == nil:
-		t.add("pgstore targets", "not measured (no PostgreSQL)", "", "")
+		t.add("pgstore targets", "not measured in this run (no PostgreSQL, or -only)", "", "")
 	default:
 		f := s.floors
 		x := float64(pg.newKey.median()) / float64(bpg.newKey.median())
