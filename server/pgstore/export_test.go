@@ -1,5 +1,11 @@
 package pgstore
 
+import "strings"
+
 // Settle waits for the background rollbacks of claims that acquired
 // nothing, so that a test sees every connection back in the pool.
 func (s *Store) Settle() { s.ending.Wait() }
+
+// LockKey returns the SQL expression of the advisory lock key ClaimWork
+// takes for ($1 scope, $2 key) in the Store's table.
+func (s *Store) LockKey() string { return strings.ReplaceAll(lockKey, "{{table}}", s.name.quoted) }

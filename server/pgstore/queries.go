@@ -42,6 +42,12 @@ type queries struct {
 	record string
 }
 
+// lockKey is the SQL expression of the advisory lock key of ($1 scope, $2
+// key) in {{table}}; see the lock statement.
+const lockKey = `hashtextextended(
+    (octet_length($1::text)::text || ':' || $1::text || $2::text) COLLATE "C",
+    '{{table}}'::regclass::oid::bigint)`
+
 // fenceFailed is the SQLSTATE the commit and record statements raise when
 // their fence fails: division_by_zero, from the "1 / count(*)" that ends
 // them. An error, unlike an empty result, aborts the transaction, so that
@@ -161,9 +167,7 @@ SELECT count(*) FROM gone WHERE gone.async`,
 	// The statement also sets, for this transaction only, the TCP
 	// settings that bound how long a vanished worker keeps the lock
 	// (Options.Takeover).
-	q.lock = `SELECT pg_try_advisory_xact_lock(hashtextextended(
-    (octet_length($1::text)::text || ':' || $1::text || $2::text) COLLATE "C",
-    '{{table}}'::regclass::oid::bigint))` + takeover
+	q.lock = `SELECT pg_try_advisory_xact_lock(` + lockKey + `)` + takeover
 
 	// lookup: $1 scope, $2 key. The key's record, if any, read by the
 	// statement after lock: under READ COMMITTED each statement takes its

@@ -3,7 +3,6 @@ package pgstore_test
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -12,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -178,43 +176,6 @@ func TestWorkWithoutTransactions(t *testing.T) {
 	require.Nil(t, w)
 	_, ok := pgstore.Tx(wctx)
 	require.False(t, ok)
-}
-
-// TestTxClosedAfterTheWork: the transaction handed to the handler refuses
-// statements once the work has ended, as pgx's own does, instead of running
-// them on a connection back in the pool.
-func TestTxClosedAfterTheWork(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	s, pool := newTestStore(t, pgstore.Options{Transactional: true})
-	for i, end := range []func(server.Work) error{
-		func(w server.Work) error { return w.Rollback(ctx) },
-		func(w server.Work) error { return w.Commit(ctx, server.Response{Status: 201}, retention) },
-	} {
-		k := server.Key{Scope: "tenant", Key: fmt.Sprint("ended-", i)}
-		c, err := s.Claim(ctx, k, "fp", lease)
-		require.NoError(t, err)
-		wctx, w, err := s.BeginWork(ctx, k, c.Token)
-		require.NoError(t, err)
-		tx, ok := pgstore.Tx(wctx)
-		require.True(t, ok)
-		require.NoError(t, end(w))
-
-		_, err = tx.Exec(ctx, "SELECT 1")
-		require.ErrorIs(t, err, pgx.ErrTxClosed)
-		_, err = tx.Query(ctx, "SELECT 1")
-		require.ErrorIs(t, err, pgx.ErrTxClosed)
-		require.ErrorIs(t, tx.QueryRow(ctx, "SELECT 1").Scan(new(int)), pgx.ErrTxClosed)
-		_, err = tx.SendBatch(ctx, &pgx.Batch{}).Exec()
-		require.ErrorIs(t, err, pgx.ErrTxClosed)
-		_, err = tx.Begin(ctx)
-		require.ErrorIs(t, err, pgx.ErrTxClosed)
-		_, err = tx.Prepare(ctx, "s", "SELECT 1")
-		require.ErrorIs(t, err, pgx.ErrTxClosed)
-		_, err = tx.CopyFrom(ctx, pgx.Identifier{"t"}, []string{"a"}, pgx.CopyFromRows(nil))
-		require.ErrorIs(t, err, pgx.ErrTxClosed)
-	}
-	assert.Zero(t, pool.Stat().AcquiredConns())
 }
 
 // TestCancelledMidQueryReleasesCleanly: the client goes away while the
