@@ -134,8 +134,11 @@ func pileRound(hc *http.Client, url string) []time.Duration {
 	return answered
 }
 
-// pgTakeover plays a worker that claimed a key and died: a retry must get
-// the key once the lease lapses. It reports how long that took.
+// pgTakeover plays a worker that claimed a key and crashed: it claims the
+// key as the middleware does (pgstore.Store.ClaimWork: a lock held by the
+// work's transaction), then its connection is killed, as a crashed
+// process's would be. It reports how long after the kill a retry got the
+// key.
 func pgTakeover(cfg charges.Config, url string) string {
 	ctx := context.Background()
 	st, err := pgstore.New(cfg.Pool, pgstore.Options{Table: cfg.Table + "_keys", Transactional: true})
@@ -144,14 +147,24 @@ func pgTakeover(cfg charges.Config, url string) string {
 	req := httptest.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(chargeBody)))
 	req.Header.Set("Content-Type", "application/json")
 	fp := server.Fingerprint(req, []byte(chargeBody))
-	c, err := st.Claim(ctx, server.Key{Scope: "bench", Key: key}, fp, pileLease)
+	c, wctx, work, err := st.ClaimWork(ctx, server.Key{Scope: "bench", Key: key}, fp)
 	must(err)
 	if !c.Acquired {
 		return "claim failed"
 	}
+	defer work.Rollback(ctx) // the connection is gone: only frees the work
+	tx, ok := pgstore.Tx(wctx)
+	if !ok {
+		return "no transaction"
+	}
+	var killed bool
+	must(cfg.Pool.QueryRow(ctx, "SELECT pg_terminate_backend($1)", tx.Conn().PgConn().PID()).Scan(&killed))
+	if !killed {
+		return "the connection could not be killed"
+	}
 	hc := newHTTPClient()
 	start := time.Now()
-	for time.Since(start) < 5*time.Second {
+	for try := 1; time.Since(start) < 5*time.Second; try++ {
 		r, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(chargeBody)))
 		r.Header.Set("Content-Type", "application/json")
 		r.Header.Set(charges.ClientHeader, "bench")
@@ -161,7 +174,7 @@ func pgTakeover(cfg charges.Config, url string) string {
 		io.Copy(io.Discard, resp.Body)
 		resp.Body.Close()
 		if resp.StatusCode == http.StatusCreated {
-			return fmt.Sprintf("yes, after %s (lease %s)", ms(time.Since(start)), dur(pileLease))
+			return fmt.Sprintf("yes: retry %d ran, answered %s after the kill (handler %s)", try, ms(time.Since(start)), dur(cfg.Delay))
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
