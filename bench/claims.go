@@ -16,7 +16,8 @@ type claimResult struct {
 	fresh, replay sample
 }
 
-// claims measures pgstore's SQL claim alone.
+// claims measures pgstore's Store.Claim alone: the lease path, which the
+// middleware takes in non-transactional mode.
 func claims(cfg config, pool *pgxpool.Pool) *claimResult {
 	ctx := context.Background()
 	tbl := tableName("claims")
@@ -52,7 +53,7 @@ func claims(cfg config, pool *pgxpool.Pool) *claimResult {
 }
 
 func (r *claimResult) print() {
-	t := &table{title: "Server: pgstore SQL claim (one statement, one round trip)", head: []string{"claim", "p50", "p99"}}
+	t := &table{title: "Server: pgstore Store.Claim alone, the lease path (non-transactional mode): one statement, one round trip", head: []string{"claim", "p50", "p99"}}
 	t.add("new key (asynchronous commit)", ms(r.fresh.median()), ms(r.fresh.p99()))
 	t.add("replay (read-only: no transaction ID, no WAL)", ms(r.replay.median()), ms(r.replay.p99()))
 	t.print()
