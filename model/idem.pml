@@ -72,6 +72,7 @@ byte nf;             /* faults so far */
 bit  calm;           /* no more faults from here on (liveness runs) */
 
 #define CAN_FAULT (nf < MAXF && !calm)
+/* A completed record past its retention (only scope 0's runs out here). */
 #define EXPIRED_REC(k) (rst[k] == R_DONE && rsc[k] == 0 && phase == 2)
 #define DONE_LIVE(k) (rst[k] == R_DONE && !EXPIRED_REC(k))
 
@@ -79,10 +80,10 @@ bit  calm;           /* no more faults from here on (liveness runs) */
  * Durability): every asynchronous commit becomes durable with it. */
 #define SYNC(k) dst[k] = rst[k]; dtok[k] = rtok[k]; dsc[k] = rsc[k]; dfp[k] = rfp[k]; dlap[k] = rlap[k]
 #define SYNC_ALL SYNC(0); SYNC(1)
-#define UNSYNCED(k) (dst[k] != rst[k] || dtok[k] != rtok[k] || dsc[k] != rsc[k] || dfp[k] != rfp[k])
 
 /* P1: the outcome of one (scope, key), and in a transaction its effect,
- * commits at most once. */
+ * commits at most once. Nothing is sent for the key past its retention,
+ * so a second commit is a second run even after the record expired. */
 #define COMMIT(k, t) assert(commits[k] == 0); commits[k]++; committed[k] = t
 
 #include "network.pml"
