@@ -76,7 +76,7 @@ func (a *app) printOperations(ops []*idem.Operation, now time.Time) error {
 		}
 		return a.writeJSON(out)
 	}
-	t := newTable(a.stdout, "KEY", "NAME", "METHOD", "URL", "STATE", "AGE", "ATTEMPTS", "STATUS")
+	t := newGrid("KEY", "NAME", "METHOD", "URL", "STATE", "AGE", "ATTEMPTS", "STATUS").omitEmpty("NAME")
 	for _, op := range ops {
 		status := ""
 		if op.Result != nil {
@@ -86,9 +86,9 @@ func (a *app) printOperations(ops []*idem.Operation, now time.Time) error {
 		if op.Attempts > 0 {
 			attempts = fmt.Sprint(op.Attempts)
 		}
-		t.row(op.Key, op.Name, op.Method, op.URL, stateOf(op), age(now, op.CreatedAt), attempts, status)
+		t.add(op.Key, op.Name, op.Method, op.URL, stateOf(op), age(now, op.CreatedAt), attempts, status)
 	}
-	if err := t.flush(); err != nil {
+	if err := t.write(a.stdout); err != nil {
 		return err
 	}
 	if len(ops) == 0 {

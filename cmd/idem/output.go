@@ -41,6 +41,51 @@ func (t *table) row(cells ...string) {
 
 func (t *table) flush() error { return t.w.Flush() }
 
+// grid collects a table's rows before printing them, so that optional
+// columns that are empty in every row can be left out.
+type grid struct {
+	header   []string
+	optional map[string]bool
+	rows     [][]string
+}
+
+func newGrid(header ...string) *grid { return &grid{header: header, optional: map[string]bool{}} }
+
+// omitEmpty marks columns to leave out when no row has a value in them.
+func (g *grid) omitEmpty(names ...string) *grid {
+	for _, n := range names {
+		g.optional[n] = true
+	}
+	return g
+}
+
+func (g *grid) add(cells ...string) { g.rows = append(g.rows, cells) }
+
+func (g *grid) write(w io.Writer) error {
+	var keep []int
+	for i, h := range g.header {
+		used := !g.optional[h]
+		for _, r := range g.rows {
+			used = used || r[i] != ""
+		}
+		if used {
+			keep = append(keep, i)
+		}
+	}
+	pick := func(cells []string) []string {
+		out := make([]string, len(keep))
+		for j, i := range keep {
+			out[j] = cells[i]
+		}
+		return out
+	}
+	t := newTable(w, pick(g.header)...)
+	for _, r := range g.rows {
+		t.row(pick(r)...)
+	}
+	return t.flush()
+}
+
 // cell makes s safe for one table cell: control characters are escaped and
 // an empty value shows as "-".
 func cell(s string) string {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -22,6 +21,7 @@ type resumeFlags struct {
 	quote       bool
 	retention   time.Duration
 	timeout     time.Duration
+	all         bool
 }
 
 func newResumeCmd(a *app) *cobra.Command {
@@ -41,7 +41,10 @@ retention (--key-retention) is not sent, since the server may have
 forgotten its key: it is marked expired and listed for reconciliation.
 
 On a terminal a progress bar shows done/total, replays, failures and the
-rate. Ctrl-C stops at once: operations without an answer stay pending.`,
+rate. Then resume prints the count of each outcome and lists the
+operations that need attention (failed, still pending, expired; --all
+lists every one). It exits 1 if any is still pending or expired. Ctrl-C
+stops at once: operations without an answer stay pending.`,
 		Example: `  API_AUTH='Bearer sk_test_...' idem resume --journal app.journal \
       --header-from-env Authorization=API_AUTH --concurrency 8`,
 		Args: cobra.NoArgs,
@@ -56,6 +59,7 @@ rate. Ctrl-C stops at once: operations without an answer stay pending.`,
 	fl.StringVar(&f.headerName, "header-name", "Idempotency-Key", "the idempotency key header's `NAME`, as the application sent it")
 	fl.BoolVar(&f.quote, "quote-key", false, `send keys as quoted Structured Field strings ("abc"), as the application did`)
 	fl.DurationVar(&f.retention, "key-retention", 24*time.Hour, "the server's key retention: older operations are not sent")
+	fl.BoolVar(&f.all, "all", false, "list every operation resumed, not only those that need attention")
 	fl.DurationVar(&f.timeout, "attempt-timeout", 30*time.Second, "timeout of each attempt")
 	return cmd
 }
@@ -141,7 +145,7 @@ func (a *app) resume(ctx context.Context, f resumeFlags) error {
 		if err := a.writeJSON(sum); err != nil {
 			return err
 		}
-	} else if err := a.printResume(sum); err != nil {
+	} else if err := a.printResume(sum, f.all); err != nil {
 		return err
 	}
 	switch {
@@ -150,110 +154,5 @@ func (a *app) resume(ctx context.Context, f resumeFlags) error {
 	case sum.Pending > 0 || sum.Expired > 0:
 		return &codeError{code: exitError, err: fmt.Errorf("%d operations still pending, %d expired", sum.Pending, sum.Expired)}
 	}
-	return nil
-}
-
-// resumeSummary is resume's result.
-type resumeSummary struct {
-	Total       int               `json:"total"`
-	Completed   int               `json:"completed"`
-	Failed      int               `json:"failed"`
-	Expired     int               `json:"expired"`
-	Pending     int               `json:"pending"`
-	Replayed    int               `json:"replayed"`
-	Interrupted bool              `json:"interrupted"`
-	Operations  []resumedResultJS `json:"operations"`
-}
-
-type resumedResultJS struct {
-	Key      string `json:"key"`
-	Name     string `json:"name,omitempty"`
-	Method   string `json:"method"`
-	URL      string `json:"url"`
-	Outcome  string `json:"outcome"`
-	Status   int    `json:"status,omitempty"`
-	Attempts int    `json:"attempts"`
-	Replayed bool   `json:"replayed"`
-	Error    string `json:"error,omitempty"`
-}
-
-func summarise(rs []idem.Resumed) *resumeSummary {
-	s := &resumeSummary{Total: len(rs), Operations: make([]resumedResultJS, 0, len(rs))}
-	for _, r := range rs {
-		op := r.Operation
-		o := resumedResultJS{Key: op.Key, Name: op.Name, Method: op.Method, URL: op.URL}
-		var e *idem.Error
-		switch {
-		case r.Err == nil:
-			resp := r.Response
-			o.Status, o.Attempts, o.Replayed = resp.StatusCode, resp.Attempts, resp.Replayed
-			o.Outcome = "completed"
-			if resp.StatusCode >= 400 {
-				o.Outcome = "failed"
-			}
-		case errors.Is(r.Err, idem.ErrExpired):
-			o.Outcome = "expired"
-		case errors.Is(r.Err, idem.ErrKeyReused):
-			o.Outcome = "failed"
-		default:
-			o.Outcome = "pending"
-		}
-		if r.Err != nil {
-			o.Error = r.Err.Error()
-			if errors.As(r.Err, &e) {
-				o.Status, o.Attempts = e.StatusCode, e.Attempts
-			}
-		}
-		switch o.Outcome {
-		case "completed":
-			s.Completed++
-		case "failed":
-			s.Failed++
-		case "expired":
-			s.Expired++
-		default:
-			s.Pending++
-		}
-		if o.Replayed {
-			s.Replayed++
-		}
-		s.Operations = append(s.Operations, o)
-	}
-	return s
-}
-
-func (a *app) printResume(s *resumeSummary) error {
-	if s.Total == 0 {
-		fmt.Fprintln(a.stdout, "nothing pending")
-		return nil
-	}
-	t := newTable(a.stdout, "KEY", "NAME", "METHOD", "URL", "OUTCOME", "STATUS", "ATTEMPTS", "REPLAYED")
-	for _, o := range s.Operations {
-		if o.Outcome == "expired" {
-			continue
-		}
-		status := ""
-		if o.Status != 0 {
-			status = fmt.Sprint(o.Status)
-		}
-		t.row(o.Key, o.Name, o.Method, o.URL, o.Outcome, status, fmt.Sprint(o.Attempts), yesNo(o.Replayed))
-	}
-	if err := t.flush(); err != nil {
-		return err
-	}
-	if s.Expired > 0 {
-		fmt.Fprintf(a.stdout, "\n%d expired: older than the server's key retention, not sent; reconcile them:\n", s.Expired)
-		t := newTable(a.stdout, "KEY", "NAME", "METHOD", "URL")
-		for _, o := range s.Operations {
-			if o.Outcome == "expired" {
-				t.row(o.Key, o.Name, o.Method, o.URL)
-			}
-		}
-		if err := t.flush(); err != nil {
-			return err
-		}
-	}
-	fmt.Fprintf(a.stdout, "\n%d resumed: %d completed (%d replayed by the server), %d failed, %d expired, %d still pending\n",
-		s.Total, s.Completed, s.Replayed, s.Failed, s.Expired, s.Pending)
 	return nil
 }

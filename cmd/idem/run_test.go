@@ -17,6 +17,16 @@ type result struct {
 // the environment vars (NAME=value).
 func runIdem(t testing.TB, stdin string, vars []string, args ...string) result {
 	t.Helper()
+	return runIdemEnv(context.Background(), stdin, vars, args...)
+}
+
+// runIdemContext runs the command with ctx: cancelling it is Ctrl-C.
+func runIdemContext(ctx context.Context, t testing.TB, args ...string) result {
+	t.Helper()
+	return runIdemEnv(ctx, "", nil, args...)
+}
+
+func runIdemEnv(ctx context.Context, stdin string, vars []string, args ...string) result {
 	var out, errb bytes.Buffer
 	env := env{
 		stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb,
@@ -29,6 +39,6 @@ func runIdem(t testing.TB, stdin string, vars []string, args ...string) result {
 			return ""
 		},
 	}
-	code := run(context.Background(), env, args)
+	code := run(ctx, env, args)
 	return result{code, out.String(), errb.String()}
 }
