@@ -309,16 +309,6 @@ func (p *prober) judgeBurst(as []answer, execs map[string]bool) probeResult {
 			other++
 		}
 	}
-	var parts []string
-	for _, c := range []struct {
-		n    int
-		what string
-	}{{len(execs), "executed"}, {busy, "busy (409)"}, {replays, "replayed"}, {other, "other status"}, {lost, "no answer"}} {
-		if c.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
-		}
-	}
-	row.Observed = strings.Join(parts, ", ")
 	_, how := as[0].identity()
 	for _, a := range as {
 		if a.ok() {
@@ -326,10 +316,24 @@ func (p *prober) judgeBurst(as []answer, execs map[string]bool) probeResult {
 			break
 		}
 	}
+	executed := "executed"
+	if len(execs) > 1 {
+		executed = "different " + plural(how)
+	}
+	var parts []string
+	for _, c := range []struct {
+		n    int
+		what string
+	}{{len(execs), executed}, {busy, "busy (409)"}, {replays, "replayed"}, {other, "other status"}, {lost, "no answer"}} {
+		if c.n > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
+		}
+	}
+	row.Observed = strings.Join(parts, ", ")
 	switch {
 	case len(execs) > 1:
 		row.Verdict = fail
-		row.Observed = fmt.Sprintf("executed %d times (%s differ); %s", len(execs), how, row.Observed)
+		row.Observed = fmt.Sprintf("executed %d times: %s", len(execs), row.Observed)
 	case fresh > 1 && how == "body":
 		row.Verdict = warn
 		row.Observed += fmt.Sprintf("; %d identical answers without an id or a replay mark: one execution or several cannot be told apart", fresh)
@@ -339,6 +343,17 @@ func (p *prober) judgeBurst(as []answer, execs map[string]bool) probeResult {
 		row.Verdict = pass
 	}
 	return row
+}
+
+// plural names what tells executions apart, in the plural.
+func plural(how string) string {
+	switch how {
+	case "Location":
+		return "Locations"
+	case "id":
+		return "ids"
+	}
+	return "bodies"
 }
 
 // sameExecution reports whether a success a reports one of the executions
