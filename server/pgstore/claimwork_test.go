@@ -215,25 +215,59 @@ func TestClaimWork(t *testing.T) {
 			charged: 1,
 		},
 		{
-			name: "a record stored meanwhile through Claim wins: the work rolls back",
+			name: "a record stored meanwhile without the lock wins: the work rolls back",
 			run: func(t *testing.T, s *pgstore.Store, k server.Key, charges string) {
 				// The primary key is the last line of defence against a
-				// path that takes no lock (a process of an earlier
-				// version claiming with Claim).
+				// path that takes no lock (a process of an earlier version,
+				// whose claim ignored the lock, completing the key).
 				c, wctx, w := claimWork(t, s, k, "fp")
 				require.True(t, c.Acquired)
 				charge(t, wctx, charges, k.Key)
-				raw, err := s.Claim(ctx, k, "fp", lease)
+				_, err := s.Pool().Exec(ctx, "INSERT INTO "+s.Table()+` (scope, key, fingerprint, token, state, status, expires_at)
+					VALUES ($1, $2, 'fp', 'earlier', 'completed', 201, now() + interval '1 hour')`, k.Scope, k.Key)
 				require.NoError(t, err)
-				if !raw.Acquired {
-					require.NoError(t, w.Rollback(ctx))
-					t.Skip("Claim respects the lock: nothing to defend against")
-				}
-				require.NoError(t, s.Complete(ctx, k, raw.Token, stored, retention))
 				require.ErrorIs(t, w.Commit(ctx, server.Response{Status: http.StatusTeapot}, retention), server.ErrLeaseLost)
 				again, _, _ := claimWork(t, s, k, "fp")
-				assert.Equal(t, stored, again.Record.Response)
+				assert.Equal(t, http.StatusCreated, again.Record.Response.Status)
 			},
+		},
+		{
+			name: "Claim does not take a key ClaimWork holds",
+			run: func(t *testing.T, s *pgstore.Store, k server.Key, charges string) {
+				c, wctx, w := claimWork(t, s, k, "fp")
+				require.True(t, c.Acquired)
+				charge(t, wctx, charges, k.Key)
+				for _, fp := range []string{"fp", "other"} {
+					lc, err := s.Claim(ctx, k, fp, lease)
+					require.NoError(t, err)
+					assert.False(t, lc.Acquired, fp)
+					assert.False(t, lc.Record.Completed, fp)
+					assert.Empty(t, lc.Record.Fingerprint, "nothing stored yet: the fingerprint is not known")
+				}
+				require.NoError(t, w.Commit(ctx, stored, retention))
+				lc, err := s.Claim(ctx, k, "fp", lease)
+				require.NoError(t, err)
+				assert.Equal(t, stored, lc.Record.Response)
+			},
+			charged: 1,
+		},
+		{
+			name: "Claim does not take over a key ClaimWork runs again",
+			run: func(t *testing.T, s *pgstore.Store, k server.Key, charges string) {
+				commitWork(t, s, k, "fp", charges, stored, lapsed) // retention over
+				c, wctx, w := claimWork(t, s, k, "fp")
+				require.True(t, c.Acquired)
+				charge(t, wctx, charges, k.Key)
+				lc, err := s.Claim(ctx, k, "fp", lease)
+				require.NoError(t, err)
+				assert.False(t, lc.Acquired, "the expired record is being run again")
+				assert.False(t, lc.Record.Completed)
+				require.NoError(t, w.Commit(ctx, stored, retention))
+				lc, err = s.Claim(ctx, k, "fp", lease)
+				require.NoError(t, err)
+				assert.True(t, lc.Record.Completed)
+			},
+			charged: 2,
 		},
 		{
 			name: "a lapsed lease completed while it was being taken over: the work rolls back",

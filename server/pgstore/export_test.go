@@ -1,6 +1,10 @@
 package pgstore
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
 
 // Settle waits for the background rollbacks of claims that acquired
 // nothing, so that a test sees every connection back in the pool.
@@ -9,3 +13,9 @@ func (s *Store) Settle() { s.ending.Wait() }
 // LockKey returns the SQL expression of the advisory lock key ClaimWork
 // takes for ($1 scope, $2 key) in the Store's table.
 func (s *Store) LockKey() string { return strings.ReplaceAll(lockKey, "{{table}}", s.name.quoted) }
+
+// Pool returns the pool given to New.
+func (s *Store) Pool() *pgxpool.Pool { return s.pool }
+
+// Table returns the quoted name of the Store's table.
+func (s *Store) Table() string { return s.name.quoted }

@@ -69,40 +69,57 @@ func buildQueries(t tableName, durableClaims bool, takeover string) queries {
 		// One statement, one round trip. A new key is inserted; an existing
 		// key is only read: ON CONFLICT DO NOTHING neither locks nor writes
 		// the existing row, so a replay or an in-flight repeat assigns no
-		// transaction ID and writes no WAL. The last column says whether
-		// the existing row may be taken over: it has expired, and it is
-		// either completed (retention over) or running under a lapsed lease
-		// with the same fingerprint.
+		// transaction ID and writes no WAL. The takeover column says
+		// whether the existing row may be taken over: it has expired, and
+		// it is either completed (retention over) or running under a
+		// lapsed lease with the same fingerprint.
+		//
+		// The statement also tries the key's advisory lock in shared mode,
+		// for itself only: ClaimWork holds it exclusively while the work
+		// it claimed runs, and then the key is not inserted (free is
+		// false), and the last branch reports it held when there is no
+		// row to tell more. Claims never wait on each other's shared lock.
 		//
 		// Zero rows come back when the conflicting row was inserted by a
 		// transaction that committed after this statement's snapshot was
 		// taken (ON CONFLICT waited for it) or was deleted meanwhile; the
 		// caller runs the statement again.
-		claim: `WITH ins AS (
+		claim: `WITH lock AS MATERIALIZED (
+    SELECT pg_try_advisory_xact_lock_shared(` + lockKey + `) AS free
+), ins AS (
     INSERT INTO {{table}} (scope, key, fingerprint, token, state, expires_at)
-    VALUES ($1, $2, $3, $4, 'running', statement_timestamp() + $5::bigint * interval '1 microsecond')
+    SELECT $1, $2, $3, $4, 'running', statement_timestamp() + $5::bigint * interval '1 microsecond'
+    FROM lock WHERE lock.free
     ON CONFLICT (scope, key) DO NOTHING
     RETURNING {{async}} AS async
 )
-SELECT true, ''::text, ''::text, false, 0, NULL::bytea, NULL::bytea, statement_timestamp(), false
+SELECT true AS acquired, false AS found, ''::text, ''::text, false, 0, NULL::bytea, NULL::bytea,
+       statement_timestamp(), false AS takeover, true AS free
 FROM ins WHERE ins.async
 UNION ALL
-SELECT false, t.fingerprint, t.token, t.state = 'completed', coalesce(t.status, 0), t.header, t.body, t.expires_at,
-       t.expires_at < statement_timestamp() AND (t.state = 'completed' OR t.fingerprint = $3)
-FROM {{table}} t
-WHERE t.scope = $1 AND t.key = $2 AND NOT EXISTS (SELECT 1 FROM ins)`,
+SELECT false, true, t.fingerprint, t.token, t.state = 'completed', coalesce(t.status, 0), t.header, t.body, t.expires_at,
+       t.expires_at < statement_timestamp() AND (t.state = 'completed' OR t.fingerprint = $3), lock.free
+FROM {{table}} t, lock
+WHERE t.scope = $1 AND t.key = $2 AND NOT EXISTS (SELECT 1 FROM ins)
+UNION ALL
+SELECT false, false, ''::text, ''::text, false, 0, NULL::bytea, NULL::bytea, statement_timestamp(), false, false
+FROM lock
+WHERE NOT lock.free AND NOT EXISTS (SELECT 1 FROM {{table}} t WHERE t.scope = $1 AND t.key = $2)`,
 
 		// takeover: $3 fingerprint, $4 new token, $5 lease, $6 the token
 		// seen by claim. Fenced by that token and by the takeover
 		// condition, both re-checked on the latest row version, so of two
 		// concurrent takeovers exactly one wins and a row completed or
-		// renewed meanwhile is left alone.
+		// renewed meanwhile is left alone; and, as claim, by the key's
+		// advisory lock, so that a key ClaimWork began to run again since
+		// claim looked is left alone too.
 		takeover: `UPDATE {{table}}
 SET fingerprint = $3, token = $4, state = 'running', status = NULL, header = NULL, body = NULL,
     claimed_at = statement_timestamp(),
     expires_at = statement_timestamp() + $5::bigint * interval '1 microsecond'
 WHERE scope = $1 AND key = $2 AND token = $6
   AND expires_at < statement_timestamp() AND (state = 'completed' OR fingerprint = $3)
+  AND pg_try_advisory_xact_lock_shared(` + lockKey + `)
 RETURNING {{async}}`,
 
 		// renew: $3 token, $4 lease.

@@ -77,19 +77,23 @@ func (s *Store) Migrate(ctx context.Context) error {
 // writes. Reusing a completed record past its retention, or taking over a
 // lapsed lease with the same fingerprint (TakenOver), adds a second round
 // trip. A running record under a lapsed lease with another fingerprint is
-// reported, never taken over. A cancelled ctx returns its error wrapped.
+// reported, never taken over. A key held by the work's transaction of a
+// [Store.ClaimWork] is reported running, with an empty Fingerprint and no
+// LeaseExpires when nothing is stored for it yet: that request's
+// fingerprint is not known until it commits. A cancelled ctx returns its
+// error wrapped.
 func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lease time.Duration) (server.Claim, error) {
 	token := rand.Text()
 	for range claimAttempts {
 		var (
-			acquired, completed, takeover bool
-			oldFingerprint, oldToken      string
-			status                        int32
-			header, body                  []byte
-			expiresAt                     time.Time
+			acquired, found, completed, takeover, free bool
+			oldFingerprint, oldToken                   string
+			status                                     int32
+			header, body                               []byte
+			expiresAt                                  time.Time
 		)
 		err := s.pool.QueryRow(ctx, s.q.claim, k.Scope, k.Key, fingerprint, token, lease.Microseconds()).Scan(
-			&acquired, &oldFingerprint, &oldToken, &completed, &status, &header, &body, &expiresAt, &takeover)
+			&acquired, &found, &oldFingerprint, &oldToken, &completed, &status, &header, &body, &expiresAt, &takeover, &free)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows), serializationFailure(err):
 			// A concurrent claim committed after our snapshot (a session
@@ -100,6 +104,19 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 			return server.Claim{}, translate(ctx, "claim", err)
 		case acquired:
 			return server.Claim{Acquired: true, Token: token}, nil
+		case !found:
+			// The work's transaction of a ClaimWork holds the key, and
+			// nothing is stored yet: running, for a request whose
+			// fingerprint is not known until it commits.
+			return server.Claim{}, nil
+		case takeover && !free:
+			// A ClaimWork is running the key again: its retention was over,
+			// or it took the lapsed lease over for the same request.
+			rec := server.Record{}
+			if !completed {
+				rec = server.Record{Fingerprint: oldFingerprint, LeaseExpires: expiresAt, ExpiresAt: expiresAt}
+			}
+			return server.Claim{Record: rec}, nil
 		case takeover:
 			ok, err := s.takeover(ctx, k, fingerprint, token, oldToken, lease)
 			if err != nil {
@@ -110,7 +127,7 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 				// taken from anyone; a running one had a lapsed lease.
 				return server.Claim{Acquired: true, Token: token, TakenOver: !completed}, nil
 			}
-			continue // someone else renewed, completed or took it first
+			continue // someone else renewed, completed or took it first, or a ClaimWork holds it
 		}
 		rec := server.Record{Fingerprint: oldFingerprint, Completed: completed, ExpiresAt: expiresAt}
 		if completed {
