@@ -74,13 +74,13 @@ func findOperation(j *idem.Journal, ref string) (*idem.Operation, error) {
 		return op, err
 	}
 	pending, err := j.Pending()
-	if err != nil {
-		return nil, err
-	}
 	for _, op := range pending {
 		if op.Name == ref {
 			return op, nil
 		}
+	}
+	if err != nil {
+		return nil, err
 	}
 	return nil, fmt.Errorf("no operation with key %q in %s (names are found only for pending operations)", ref, j.Path())
 }

@@ -48,9 +48,12 @@ completed, failed, expired (too old to send again: reconcile it by hand).`,
 			if errors.Is(err, errListPendingOnly) {
 				return usagef("--state %s: %v", strings.Join(state, ","), err)
 			}
-			if err != nil {
+			// A journal with unreadable records lists the others, then
+			// names the unreadable ones and fails.
+			if err != nil && !errors.Is(err, idem.ErrJournalCorrupt) {
 				return err
 			}
+			unreadable := err
 			if len(state) == 0 && !listsAll {
 				fmt.Fprintln(a.stderr, "(pending operations only: this journal cannot list finished ones yet)")
 			}
@@ -59,7 +62,10 @@ completed, failed, expired (too old to send again: reconcile it by hand).`,
 				return (len(state) > 0 && !slices.Contains(state, stateOf(op))) ||
 					(olderThan > 0 && now.Sub(op.CreatedAt) < olderThan)
 			})
-			return a.printOperations(ops, now)
+			if err := a.printOperations(ops, now); err != nil {
+				return err
+			}
+			return unreadable
 		},
 	}
 	cmd.Flags().StringSliceVar(&state, "state", nil, "list only operations in this `STATE` ("+strings.Join(states, "|")+"; repeatable)")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync"
@@ -88,8 +89,8 @@ func (a *app) resume(ctx context.Context, f resumeFlags) error {
 	}
 	defer j.Close()
 	pending, err := listOperations(j, []string{"pending"})
-	if err != nil {
-		return err
+	if err != nil && !errors.Is(err, idem.ErrJournalCorrupt) {
+		return err // an unreadable record is reported by Resume, with the others resumed
 	}
 	var bar *progressbar.ProgressBar
 	if a.stderrTTY && !a.json && len(pending) > 0 {
@@ -151,6 +152,8 @@ func (a *app) resume(ctx context.Context, f resumeFlags) error {
 	switch {
 	case sum.Interrupted:
 		return &codeError{code: exitInterrupted, err: fmt.Errorf("interrupted: %d operations left pending", sum.Pending)}
+	case sum.Unreadable > 0:
+		return &codeError{code: exitError, err: fmt.Errorf("%d operations still pending, %d expired, %d unreadable", sum.Pending, sum.Expired, sum.Unreadable)}
 	case sum.Pending > 0 || sum.Expired > 0:
 		return &codeError{code: exitError, err: fmt.Errorf("%d operations still pending, %d expired", sum.Pending, sum.Expired)}
 	}

@@ -15,6 +15,7 @@ type resumeSummary struct {
 	Failed      int               `json:"failed"`
 	Expired     int               `json:"expired"`
 	Pending     int               `json:"pending"`
+	Unreadable  int               `json:"unreadable,omitempty"`
 	Replayed    int               `json:"replayed"`
 	Interrupted bool              `json:"interrupted"`
 	Operations  []resumedResultJS `json:"operations"`
@@ -50,6 +51,8 @@ func summarise(rs []idem.Resumed) *resumeSummary {
 			o.Outcome = "expired"
 		case errors.Is(r.Err, idem.ErrKeyReused):
 			o.Outcome = "failed"
+		case errors.Is(r.Err, idem.ErrJournalCorrupt):
+			o.Outcome = "unreadable" // never sent
 		default:
 			o.Outcome = "pending"
 		}
@@ -66,6 +69,8 @@ func summarise(rs []idem.Resumed) *resumeSummary {
 			s.Failed++
 		case "expired":
 			s.Expired++
+		case "unreadable":
+			s.Unreadable++
 		default:
 			s.Pending++
 		}
@@ -90,6 +95,9 @@ func (a *app) printResume(s *resumeSummary, all bool) error {
 	t.row("failed", fmt.Sprint(s.Failed))
 	t.row("expired", fmt.Sprint(s.Expired))
 	t.row("pending", fmt.Sprint(s.Pending))
+	if s.Unreadable > 0 {
+		t.row("unreadable", fmt.Sprint(s.Unreadable))
+	}
 	if err := t.flush(); err != nil {
 		return err
 	}
@@ -101,6 +109,7 @@ func (a *app) printResume(s *resumeSummary, all bool) error {
 		{"failed: a final answer of 400 or more", func(o resumedResultJS) bool { return !all && o.Outcome == "failed" }},
 		{"still pending: no final answer; run idem resume again", func(o resumedResultJS) bool { return !all && o.Outcome == "pending" }},
 		{"expired: older than the server's key retention, so not sent; reconcile them", func(o resumedResultJS) bool { return !all && o.Outcome == "expired" }},
+		{"unreadable: the journal's record is damaged, so not sent; reconcile them", func(o resumedResultJS) bool { return !all && o.Outcome == "unreadable" }},
 	}
 	for _, sec := range sections {
 		g := newGrid("KEY", "NAME", "METHOD", "URL", "OUTCOME", "STATUS", "ATTEMPTS", "REPLAYED", "ERROR").omitEmpty("NAME", "ERROR")
