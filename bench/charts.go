@@ -234,10 +234,13 @@ func (r *report) pileUpChart() (*figure, error) {
 	p.X.Tick.Marker = plot.ConstantTicks(ticks(0, int(p.X.Max), 10))
 	p.Y.Min, p.Y.Max = 0, float64(n)+2
 	p.Y.Tick.Marker = plot.ConstantTicks(ticks(0, n, 20))
-	return &figure{plot: p, height: 300, legend: legend, caption: []string{
-		fmt.Sprintf("Each line: for k = 1 to %d, when the k-th answer came, the median over %d rounds. The duplicates are sent %s after the first request, wait for its outcome and replay it.", n, len(r.server.pileUp[0].answered), dur(pileHeadStart)),
-		r.footer(),
-	}}, nil
+	caption := []string{fmt.Sprintf("Each line: for k = 1 to %d, when the k-th answer came, the median over %d rounds. The duplicates are sent %s after the first request, wait for its outcome and replay it.", n, len(r.server.pileUp[0].answered), dur(pileHeadStart))}
+	for _, row := range r.server.pileUp {
+		if len(row.others) > 0 {
+			caption = append(caption, fmt.Sprintf("%s: answers other than 201 over all rounds: %s.", row.store, statusCounts(row.others)))
+		}
+	}
+	return &figure{plot: p, height: 300, legend: legend, caption: append(caption, r.footer())}, nil
 }
 
 func ticks(from, to, step int) []plot.Tick {

@@ -21,7 +21,6 @@ const (
 	pileHandler    = 50 * time.Millisecond
 	pileDuplicates = 99
 	pileHeadStart  = 5 * time.Millisecond // the first is running when the duplicates are sent
-	pileLease      = 300 * time.Millisecond
 )
 
 // pileUpRow is one store's pile-up.
@@ -31,6 +30,10 @@ type pileUpRow struct {
 	// measured from the moment the first was sent; [0] is the first
 	// request, the duplicates follow.
 	answered [][]time.Duration
+	// others counts answers other than 201, by status: a duplicate
+	// answered 409 (still running after Options.Wait) or 503 (refused under
+	// load) was answered, but not with the outcome.
+	others   map[int]int
 	alone    sample // the first request of a round sent with no duplicates
 	takeover string
 }
@@ -84,21 +87,26 @@ func (r *pileUpRow) byRank() []time.Duration {
 func pileUp(cfg config, e env) []pileUpRow {
 	var rows []pileUpRow
 	for _, k := range e.storeKinds() {
-		c := k.config(charges.Config{Delay: pileHandler, Wait: 2 * time.Second, Lease: pileLease}, tableName("pileup"))
+		c := k.config(charges.Config{Delay: pileHandler, Wait: 2 * time.Second}, tableName("pileup"))
 		svc, err := charges.New(context.Background(), c)
 		must(err)
 		url, stop := serve(svc.Handler())
 		hc := newHTTPClient()
-		row := pileUpRow{store: k.name, takeover: "see the server tests"}
+		row := pileUpRow{store: k.name, takeover: "see the server tests", others: map[int]int{}}
 		for round := range cfg.rounds*4 + 1 {
 			// The first round only warms up: it opens the connections a
 			// hundred concurrent requests need.
 			warm := round == 0
 			d, _ := postCharge(hc, url, newKey())
-			answered := pileRound(hc, url)
+			answered, statuses := pileRound(hc, url)
 			if !warm {
 				row.alone = append(row.alone, d)
 				row.answered = append(row.answered, answered)
+				for _, st := range statuses {
+					if st != http.StatusCreated {
+						row.others[st]++
+					}
+				}
 			}
 		}
 		if k.takeover != nil {
@@ -112,15 +120,16 @@ func pileUp(cfg config, e env) []pileUpRow {
 }
 
 // pileRound sends one request with a fresh key, then the duplicates, and
-// returns when each was answered since the first was sent.
-func pileRound(hc *http.Client, url string) []time.Duration {
+// returns when each was answered since the first was sent, and how.
+func pileRound(hc *http.Client, url string) ([]time.Duration, []int) {
 	key := newKey()
 	answered := make([]time.Duration, 1+pileDuplicates)
+	statuses := make([]int, 1+pileDuplicates)
 	start := time.Now()
 	var wg sync.WaitGroup
 	send := func(i int) {
 		defer wg.Done()
-		postCharge(hc, url, key)
+		_, statuses[i], _ = sendCharge(hc, url, key)
 		answered[i] = time.Since(start)
 	}
 	wg.Add(1)
@@ -131,7 +140,7 @@ func pileRound(hc *http.Client, url string) []time.Duration {
 		go send(1 + i)
 	}
 	wg.Wait()
-	return answered
+	return answered, statuses
 }
 
 // pgTakeover plays a worker that claimed a key and crashed: it claims the
@@ -185,10 +194,14 @@ func printPileUp(rows []pileUpRow) {
 	if len(rows) == 0 {
 		return
 	}
-	t := &table{title: "Server: pile-up, one request to a 50 ms handler then 99 duplicates while it runs", head: []string{"store", "all 100 answered p50", "p99", "first request p50 with duplicates", "first request p50 alone", "first slowed by", "crashed-worker takeover"}}
+	t := &table{title: "Server: pile-up, one request to a 50 ms handler then 99 duplicates while it runs", head: []string{"store", "all 100 answered p50", "p99", "first request p50 with duplicates", "first request p50 alone", "first slowed by", "answers other than 201", "crashed-worker takeover"}}
 	for _, r := range rows {
 		all := r.all()
-		t.add(r.store, ms(all.median()), ms(all.p99()), ms(r.first().median()), ms(r.alone.median()), ms(r.slowed()), r.takeover)
+		others := "none"
+		if len(r.others) > 0 {
+			others = statusCounts(r.others)
+		}
+		t.add(r.store, ms(all.median()), ms(all.p99()), ms(r.first().median()), ms(r.alone.median()), ms(r.slowed()), others, r.takeover)
 	}
 	t.notes = append(t.notes, "Duplicates wait (Options.Wait) for the first request's outcome and replay it; duplicates in the same process wake as soon as it is stored.")
 	t.print()
