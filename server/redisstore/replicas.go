@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"math/rand/v2"
 	"net"
 	"time"
 
@@ -20,6 +21,13 @@ const waitAttempts = 3
 // after a failover). go-redis follows Cluster redirections and retries a
 // broken connection itself; each script is safe to receive twice.
 //
+// go-redis's ClusterClient reloads the cluster's layout on a redirection,
+// but not when a node stops answering: after a master dies it keeps
+// sending that master's slots to it until its periodic reload
+// (ClusterOptions.ClusterStateReloadInterval, a minute by default), long
+// after the replica took over. So a failure that says the node is gone
+// asks for a reload here, and the calls after it find the new master.
+//
 // With wait, WAIT for Options.WaitReplicas is pipelined behind the script
 // on the same connection (WAIT counts the replicas that have the writes of
 // its own connection) and acks is its answer. go-redis routes a WAIT sent
@@ -29,6 +37,9 @@ func (s *Store) eval(ctx context.Context, sc *redis.Script, key string, wait boo
 	keys := []string{key}
 	if !wait {
 		res, err = sc.Run(ctx, s.rdb, keys, args...).Result()
+		if s.cluster != nil && elsewhere(err) {
+			s.cluster.ReloadState(ctx)
+		}
 		return res, 0, err
 	}
 	if s.single != nil {
@@ -83,6 +94,33 @@ func (s *Store) pipeline(ctx context.Context, node *redis.Client, script func(re
 
 func isNoScript(err error) bool {
 	return errors.Is(err, redis.ErrNoScript) || redis.HasErrorPrefix(err, "NOSCRIPT")
+}
+
+// untilAnsweredFor bounds untilAnswered when ctx has no deadline.
+const untilAnsweredFor = time.Minute
+
+// untilAnswered calls f until it returns an error other than one that says
+// the key's node is gone or unreachable (see elsewhere), sleeping between
+// calls with capped, jittered exponential backoff (25 ms doubling to 1 s),
+// until ctx is done or, if ctx has no deadline, untilAnsweredFor has
+// passed. It returns f's last error.
+func untilAnswered(ctx context.Context, f func() error) error {
+	if _, ok := ctx.Deadline(); !ok {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, untilAnsweredFor)
+		defer cancel()
+	}
+	err := f()
+	for n := 0; elsewhere(err); n++ {
+		ceiling := min(25*time.Millisecond<<min(n, 6), time.Second)
+		select {
+		case <-ctx.Done():
+			return err
+		case <-time.After(ceiling/2 + rand.N(ceiling/2)):
+		}
+		err = f()
+	}
+	return err
 }
 
 // elsewhere reports whether err says the key's master is not the node the

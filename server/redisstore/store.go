@@ -41,11 +41,11 @@ var (
 type Store struct {
 	rdb redis.UniversalClient
 	cfg config
-	// With Options.WaitReplicas, the client whose connections run a script
-	// and its WAIT together: the key's master in a cluster, or the one
-	// client otherwise.
+	// cluster is rdb if it is a cluster client: see eval.
 	cluster *redis.ClusterClient
-	single  *redis.Client
+	// single is rdb if it is a one-node client and Options.WaitReplicas is
+	// set: its connections run a script and its WAIT together.
+	single *redis.Client
 }
 
 // New returns a Store keeping its records in rdb. It does not touch Redis;
@@ -61,13 +61,14 @@ func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{rdb: rdb, cfg: cfg}
+	s.cluster, _ = rdb.(*redis.ClusterClient)
 	if cfg.waitReplicas == 0 {
 		return s, nil
 	}
 	var readTimeout time.Duration
 	switch c := rdb.(type) {
 	case *redis.ClusterClient:
-		s.cluster, readTimeout = c, c.Options().ReadTimeout
+		readTimeout = c.Options().ReadTimeout
 	case *redis.Client:
 		s.single, readTimeout = c, c.Options().ReadTimeout
 	default:
@@ -186,6 +187,13 @@ func (s *Store) Release(ctx context.Context, k server.Key, token string) error {
 // With Options.WaitReplicas, an outcome fewer replicas acknowledged is
 // stored on the master, and Complete returns an error wrapping
 // [ErrNotReplicated].
+//
+// The work has run by the time Complete is called, and an outcome that is
+// not recorded lets a retry run it again once the lease lapses. So while
+// Redis cannot be reached or the key's master is gone (a failover is under
+// way), Complete tries again, with capped backoff, until ctx is done, or
+// for at most a minute if ctx has no deadline. (The middleware gives it
+// one lease.) The script is safe to receive twice.
 func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp server.Response, retention time.Duration) error {
 	header := encodeHeader(resp.Header)
 	size := len(header) + len(resp.Body)
@@ -195,7 +203,15 @@ func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp s
 		args[3], args[4], args[6] = "", "", "1"
 	}
 	wait := s.cfg.waitReplicas > 0
-	res, acks, err := s.eval(ctx, completeScript, recordKey(s.cfg.prefix, k), wait, args...)
+	key := recordKey(s.cfg.prefix, k)
+	var (
+		res  any
+		acks int64
+	)
+	err := untilAnswered(ctx, func() (err error) {
+		res, acks, err = s.eval(ctx, completeScript, key, wait, args...)
+		return err
+	})
 	if err := fenced(ctx, "complete", res, err); err != nil {
 		return err
 	}

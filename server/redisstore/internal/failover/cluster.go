@@ -1,0 +1,126 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os/exec"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// script runs the cluster script with args, bounded by ctx.
+func script(ctx context.Context, path string, args ...string) error {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	out, err := exec.CommandContext(ctx, path, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s %s: %v\n%s", path, strings.Join(args, " "), err, out)
+	}
+	return nil
+}
+
+// node is a line of CLUSTER NODES.
+type node struct {
+	id, addr string
+	master   bool
+	slots    bool
+}
+
+// nodes reads CLUSTER NODES from the first seed that answers.
+func nodes(ctx context.Context, seeds []string) ([]node, error) {
+	var lastErr error
+	for _, addr := range seeds {
+		c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: time.Second, ReadTimeout: time.Second, MaxRetries: -1})
+		text, err := c.ClusterNodes(ctx).Result()
+		c.Close()
+		if err != nil {
+			lastErr = err
+			continue
+		}
+		var out []node
+		for line := range strings.SplitSeq(strings.TrimSpace(text), "\n") {
+			f := strings.Fields(line)
+			if len(f) < 8 {
+				continue
+			}
+			addr, _, _ := strings.Cut(f[1], "@")
+			flags := strings.Split(f[2], ",")
+			out = append(out, node{
+				id:     f[0],
+				addr:   addr,
+				master: slices.Contains(flags, "master") && !slices.Contains(flags, "fail") && !slices.Contains(flags, "fail?"),
+				slots:  len(f) > 8,
+			})
+		}
+		return out, nil
+	}
+	return nil, fmt.Errorf("no seed answered CLUSTER NODES: %v", lastErr)
+}
+
+// pickMaster chooses, by rng, one master that serves slots.
+func pickMaster(ctx context.Context, seeds []string, rng *rand.Rand) (node, error) {
+	all, err := nodes(ctx, seeds)
+	if err != nil {
+		return node{}, err
+	}
+	var masters []node
+	for _, n := range all {
+		if n.master && n.slots {
+			masters = append(masters, n)
+		}
+	}
+	if len(masters) == 0 {
+		return node{}, fmt.Errorf("no master with slots in CLUSTER NODES")
+	}
+	slices.SortFunc(masters, func(a, b node) int { return strings.Compare(a.addr, b.addr) })
+	return masters[rng.IntN(len(masters))], nil
+}
+
+// promoted polls the surviving nodes until another node serves slots as
+// a master in place of killed and every survivor reports cluster_state:ok,
+// and returns how long that took from since.
+func promoted(ctx context.Context, seeds []string, killed node, since time.Time) (time.Duration, error) {
+	var survivors []string
+	for _, s := range seeds {
+		if s != killed.addr {
+			survivors = append(survivors, s)
+		}
+	}
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if ok, _ := healthy(ctx, survivors, killed); ok {
+			return time.Since(since), nil
+		}
+		select {
+		case <-ctx.Done():
+			return 0, ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	return 0, fmt.Errorf("no replica of %s was promoted within a minute", killed.addr)
+}
+
+func healthy(ctx context.Context, survivors []string, killed node) (bool, error) {
+	all, err := nodes(ctx, survivors)
+	if err != nil {
+		return false, err
+	}
+	for _, n := range all {
+		if n.id == killed.id && n.master {
+			return false, nil // not yet marked failed
+		}
+	}
+	for _, addr := range survivors {
+		c := redis.NewClient(&redis.Options{Addr: addr, DialTimeout: time.Second, ReadTimeout: time.Second, MaxRetries: -1})
+		info, err := c.ClusterInfo(ctx).Result()
+		c.Close()
+		if err != nil || !strings.Contains(info, "cluster_state:ok") {
+			return false, err
+		}
+	}
+	return true, nil
+}
