@@ -179,7 +179,7 @@ func (a *app) printSend(resp *idem.Response, err error, name string, journaled b
 		if name != "" {
 			t.row("name", name)
 		}
-		status := ""
+		status := "no answer"
 		if r.Status != 0 {
 			status = fmt.Sprintf("%d %s", r.Status, http.StatusText(r.Status))
 		}
