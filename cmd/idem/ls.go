@@ -82,6 +82,10 @@ func (a *app) printOperations(ops []*idem.Operation, now time.Time) error {
 		}
 		return a.writeJSON(out)
 	}
+	if len(ops) == 0 {
+		fmt.Fprintln(a.stderr, "no operations")
+		return nil
+	}
 	t := newGrid("KEY", "NAME", "METHOD", "URL", "STATE", "AGE", "ATTEMPTS", "STATUS").omitEmpty("NAME")
 	for _, op := range ops {
 		status := ""
@@ -94,11 +98,5 @@ func (a *app) printOperations(ops []*idem.Operation, now time.Time) error {
 		}
 		t.add(op.Key, op.Name, op.Method, op.URL, stateOf(op), age(now, op.CreatedAt), attempts, status)
 	}
-	if err := t.write(a.stdout); err != nil {
-		return err
-	}
-	if len(ops) == 0 {
-		fmt.Fprintln(a.stderr, "no operations")
-	}
-	return nil
+	return t.write(a.stdout)
 }
