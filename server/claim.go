@@ -33,17 +33,17 @@ type answer struct {
 	work   Work
 }
 
-// classify says what a answers a claim with fingerprint fp. A running
-// record with another fingerprint is key reuse, except that an empty one
-// from ClaimWork means the store cannot tell who holds the key: that is in
-// flight. canWait turns in flight with this fingerprint (or an unknown
-// one) into claimWait.
+// classify says what a answers a claim with fingerprint fp. A record with
+// another fingerprint is key reuse, except that a running record with an
+// empty one means the store cannot tell who holds the key (see
+// WorkClaimer): that is in flight. canWait turns in flight with this
+// fingerprint (or an unknown one) into claimWait.
 func (a *answer) classify(fp string, canWait bool) verdict {
 	r := &a.Record
 	switch {
 	case a.Acquired:
 		return claimAcquired
-	case r.Fingerprint != fp && (r.Completed || r.Fingerprint != "" || !a.inWork):
+	case r.Fingerprint != fp && (r.Completed || r.Fingerprint != ""):
 		return claimReused
 	case r.Completed:
 		return claimReplay

@@ -29,7 +29,10 @@ type Response struct {
 
 // Record is what a store holds for a key that is running or completed.
 type Record struct {
-	// Fingerprint of the request that claimed the key.
+	// Fingerprint of the request that claimed the key. A running record's
+	// is empty when the store cannot tell which request holds the key (a
+	// lock held by another unit of work: see WorkClaimer); such a key is
+	// in flight to every request, never reused.
 	Fingerprint string
 	// Completed is true once an outcome is stored; Response holds it.
 	Completed bool

@@ -52,6 +52,17 @@ func show(v any) string {
 	return fmt.Sprintf("%v", v)
 }
 
+// eventually calls cond every pollEvery until it returns true, and stops
+// the test with the message if it has not within waitFor.
+func eventually(t *testing.T, msg string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(waitFor); !cond(); time.Sleep(pollEvery) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%s (polled for %v)", msg, waitFor)
+		}
+	}
+}
+
 // within reports whether a and b are at most d apart.
 func within(a, b time.Time, d time.Duration) bool {
 	diff := a.Sub(b)

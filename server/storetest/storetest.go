@@ -33,24 +33,36 @@ const (
 //
 // If the store implements [server.Transactor] and its BeginWork returns a
 // Work, Run also checks that Commit records an outcome fenced by the token
-// and that Rollback leaves the key to be released.
+// and that Rollback leaves the key to be released. If it implements
+// [server.WorkClaimer] and its ClaimWork does not answer
+// errors.ErrUnsupported, Run also checks claims held by units of work:
+// one of many concurrent ClaimWork calls acquires a key, a held key is
+// running to ClaimWork and to Claim alike, Commit records, Rollback frees,
+// and a completed record is replayed or refused by fingerprint whichever
+// way it was claimed.
 func Run(t *testing.T, newStore func(t *testing.T) server.Store) {
 	t.Helper()
 	s := newStore(t)
 	must(t, s != nil, "newStore returned nil")
-	for _, c := range cases() {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			c.run(t, fixture{t: t, s: s, scope: "scope-" + random(t)})
-		})
-	}
-	if tx, ok := s.(server.Transactor); ok {
-		for _, c := range transactorCases() {
-			t.Run("Transactor/"+c.name, func(t *testing.T) {
+	base := fixture{s: s}
+	base.tx, _ = s.(server.Transactor)
+	base.wc, _ = s.(server.WorkClaimer)
+	run := func(prefix string, cs []testCase) {
+		for _, c := range cs {
+			t.Run(prefix+c.name, func(t *testing.T) {
 				t.Parallel()
-				c.run(t, fixture{t: t, s: s, tx: tx, scope: "scope-" + random(t)})
+				f := base
+				f.t, f.scope = t, "scope-"+random(t)
+				c.run(t, f)
 			})
 		}
+	}
+	run("", cases())
+	if base.tx != nil {
+		run("Transactor/", transactorCases())
+	}
+	if base.wc != nil {
+		run("WorkClaimer/", workClaimerCases())
 	}
 }
 
@@ -63,7 +75,8 @@ type testCase struct {
 type fixture struct {
 	t     *testing.T
 	s     server.Store
-	tx    server.Transactor
+	tx    server.Transactor  // nil unless s is one
+	wc    server.WorkClaimer // likewise
 	scope string
 }
 
@@ -94,18 +107,16 @@ func (f fixture) complete(k server.Key, fp string, resp server.Response) {
 	noError(f.t, f.s.Complete(context.Background(), k, token, resp, retention), "Complete")
 }
 
-// eventuallyAcquired polls Claim until it acquires k, for up to waitFor,
-// and returns the claim.
+// eventuallyAcquired polls Claim until it acquires k and returns the
+// claim.
 func (f fixture) eventuallyAcquired(k server.Key, fp string, lease time.Duration) server.Claim {
 	f.t.Helper()
-	for deadline := time.Now().Add(waitFor); ; time.Sleep(pollEvery) {
-		if got := f.claim(k, fp, lease); got.Acquired {
-			return got
-		}
-		if time.Now().After(deadline) {
-			f.t.Fatalf("the key never became acquirable (polled for %v)", waitFor)
-		}
-	}
+	var got server.Claim
+	eventually(f.t, "the key never became acquirable", func() bool {
+		got = f.claim(k, fp, lease)
+		return got.Acquired
+	})
+	return got
 }
 
 // requireRunning checks that c reports k running under fingerprint fp.
@@ -171,6 +182,15 @@ func sampleResponse() server.Response {
 // stampede makes n claims of k with fingerprint "fp" at once, released
 // together, and returns how many acquired it.
 func (f fixture) stampede(k server.Key, n int) int {
+	return f.together(n, func() (bool, error) {
+		c, err := f.s.Claim(context.Background(), k, "fp", longLease)
+		return c.Acquired, err
+	})
+}
+
+// together makes n calls of claim at once, released together, and returns
+// how many acquired; a call's error fails the test.
+func (f fixture) together(n int, claim func() (acquired bool, err error)) int {
 	var acquired atomic.Int32
 	var start, done sync.WaitGroup
 	start.Add(1)
@@ -179,11 +199,11 @@ func (f fixture) stampede(k server.Key, n int) int {
 		go func() {
 			defer done.Done()
 			start.Wait()
-			c, err := f.s.Claim(context.Background(), k, "fp", longLease)
+			ok, err := claim()
 			switch {
 			case err != nil:
-				f.t.Errorf("Claim: %v", err)
-			case c.Acquired:
+				f.t.Errorf("claim: %v", err)
+			case ok:
 				acquired.Add(1)
 			}
 		}()
