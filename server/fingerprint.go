@@ -1,3 +1,6 @@
+// This file holds Fingerprint, the request fingerprint a repeat must match,
+// and its encoding, pinned by the golden tests.
+
 package server
 
 import (

@@ -1,3 +1,6 @@
+// This file holds ParseKey and the key constants and errors the server
+// shares with the client through internal/key.
+
 package server
 
 import (

@@ -1,3 +1,6 @@
+// This file holds Middleware: reading a request's key, scope and body,
+// claiming the key, and running, recording and answering a first request.
+
 package server
 
 import (

@@ -1,3 +1,6 @@
+// This file holds renewer, the one goroutine per middleware that renews
+// the leases of its running attempts.
+
 package server
 
 import (

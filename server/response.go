@@ -1,3 +1,7 @@
+// This file holds the recording of a handler's response (recorder), the
+// headers that are stored and replayed, and sending a first or replayed
+// answer.
+
 package server
 
 import (

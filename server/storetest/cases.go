@@ -1,3 +1,6 @@
+// This file holds the cases every store runs, and those of a
+// server.Transactor.
+
 package storetest
 
 import (

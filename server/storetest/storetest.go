@@ -1,3 +1,6 @@
+// This file holds Run, the fixture each case gets, and the helpers the
+// cases share.
+
 package storetest
 
 import (
