@@ -129,7 +129,7 @@ func pileRound(hc *http.Client, url string) ([]time.Duration, []int) {
 	var wg sync.WaitGroup
 	send := func(i int) {
 		defer wg.Done()
-		_, statuses[i], _ = sendCharge(hc, url, key)
+		_, statuses[i], _ = sendCharge(hc, url, "bench", key)
 		answered[i] = time.Since(start)
 	}
 	wg.Add(1)

@@ -25,6 +25,10 @@ import (
 
 const chargeBody = `{"amount":1000,"currency":"usd","ref":"bench"}`
 
+// tputClients is how many clients (scopes) each round of the throughput
+// runs spreads its requests over.
+const tputClients = 16
+
 func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 	return context.WithTimeout(context.Background(), d)
 }
@@ -55,12 +59,13 @@ func serve(h http.Handler) (string, func()) {
 
 func newHTTPClient() *http.Client { return &http.Client{Transport: newTransport()} }
 
-// sendCharge sends one charge; key "" sends none. It returns the time to
-// the whole answer, its status, and whether it was a replay.
-func sendCharge(hc *http.Client, url, key string) (time.Duration, int, bool) {
+// sendCharge sends one charge for a client (the idempotency scope); key ""
+// sends none. It returns the time to the whole answer, its status, and
+// whether it was a replay.
+func sendCharge(hc *http.Client, url, client, key string) (time.Duration, int, bool) {
 	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(chargeBody)))
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set(charges.ClientHeader, "bench")
+	req.Header.Set(charges.ClientHeader, client)
 	if key != "" {
 		req.Header.Set("Idempotency-Key", key)
 	}
@@ -72,10 +77,11 @@ func sendCharge(hc *http.Client, url, key string) (time.Duration, int, bool) {
 	return time.Since(start), resp.StatusCode, resp.Header.Get(server.ReplayedHeader) == "true"
 }
 
-// postCharge is sendCharge for a charge that must be created: any other
-// answer ends the run, since the figures would not be of what they say.
+// postCharge is sendCharge for client "bench" and a charge that must be
+// created: any other answer ends the run, since the figures would not be
+// of what they say.
 func postCharge(hc *http.Client, url, key string) (time.Duration, bool) {
-	d, status, replayed := sendCharge(hc, url, key)
+	d, status, replayed := sendCharge(hc, url, "bench", key)
 	if status != http.StatusCreated {
 		must(fmt.Errorf("POST /charges: status %d", status))
 	}
@@ -245,14 +251,18 @@ func overHTTP(cfg config, e env, rt *roundTrips, res *serverResults) {
 			floor.measure(cfg.seqOps, res.floors)
 		}
 	}
+	// The load comes from many clients, as a service's would: memstore
+	// bounds the keys one client (scope) may hold within their retention
+	// to a share of the store, and a single client would fill its share.
 	var mu sync.Mutex
-	for range cfg.rounds {
+	for round := range cfg.rounds {
 		for i := range ss {
 			s := &ss[i]
 			keyed := s.row.store != ""
 			var created, refused atomic.Int64
 			rate := runConcurrent(clientKind{do: func(context.Context) error {
-				_, status, _ := sendCharge(s.http, s.url, keyIf(keyed, newKey()))
+				client := fmt.Sprintf("bench-%d-%d", round, rand.IntN(tputClients))
+				_, status, _ := sendCharge(s.http, s.url, client, keyIf(keyed, newKey()))
 				if status == http.StatusCreated {
 					created.Add(1)
 				} else {
