@@ -8,10 +8,12 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
 	bolt "go.etcd.io/bbolt"
@@ -80,27 +82,37 @@ func BenchmarkPost(b *testing.B) {
 	})
 }
 
+// freelists are the two ways the journal can keep bbolt's free list: not
+// on disk, rebuilt when the file opens (the default, NoFreelistSync), or
+// written with every commit.
+var freelists = []struct {
+	name string
+	sync bool
+}{{"freelist=rebuilt", false}, {"freelist=synced", true}}
+
 // BenchmarkJournalCommit compares idem's group commit with bbolt's own
-// Batch for concurrent durable writes.
+// Batch for concurrent durable writes, under either free-list setting.
 func BenchmarkJournalCommit(b *testing.B) {
 	for _, writers := range []int{1, 16, 64} {
-		b.Run("idem/writers="+strconv.Itoa(writers), func(b *testing.B) {
-			j, err := OpenJournal(filepath.Join(b.TempDir(), "j"), JournalOptions{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			defer j.Close()
-			b.SetParallelism(writers)
-			b.RunParallel(func(pb *testing.PB) {
-				for pb.Next() {
-					op := &Operation{Key: NewKey(), Method: "POST", URL: "http://x/", Body: benchBody, State: Pending}
-					if _, err := j.begin(op); err != nil {
-						b.Error(err)
-						return
-					}
+		for _, fl := range freelists {
+			b.Run("idem/"+fl.name+"/writers="+strconv.Itoa(writers), func(b *testing.B) {
+				j, err := OpenJournal(filepath.Join(b.TempDir(), "j"), JournalOptions{syncFreelist: fl.sync})
+				if err != nil {
+					b.Fatal(err)
 				}
+				defer j.Close()
+				b.SetParallelism(writers)
+				b.RunParallel(func(pb *testing.PB) {
+					for pb.Next() {
+						op := &Operation{Key: NewKey(), Method: "POST", URL: "http://x/", Body: benchBody, State: Pending}
+						if _, err := j.begin(op); err != nil {
+							b.Error(err)
+							return
+						}
+					}
+				})
 			})
-		})
+		}
 		b.Run("bbolt-batch/writers="+strconv.Itoa(writers), func(b *testing.B) {
 			db, err := bolt.Open(filepath.Join(b.TempDir(), "b"), 0o600, &bolt.Options{NoFreelistSync: true, FreelistType: bolt.FreelistMapType})
 			if err != nil {
@@ -119,6 +131,60 @@ func BenchmarkJournalCommit(b *testing.B) {
 				}
 			})
 		})
+	}
+}
+
+// BenchmarkOpenJournal is the cost of opening a journal of n operations,
+// most of them finished (open): checking the file and bbolt's open, which
+// rebuilds the free list when it is not on disk; and of the check alone
+// (checkFile), on bytes already read.
+func BenchmarkOpenJournal(b *testing.B) {
+	for _, n := range []int{100, 10000} {
+		for _, fl := range freelists {
+			b.Run(fl.name+"/ops="+strconv.Itoa(n), func(b *testing.B) {
+				path := filepath.Join(b.TempDir(), "j")
+				j, err := OpenJournal(path, JournalOptions{syncFreelist: fl.sync})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for i := range n {
+					op := &Operation{Key: NewKey(), Method: "POST", URL: "http://x/", Body: benchBody, State: Pending, CreatedAt: time.Now()}
+					if _, err := j.begin(op); err != nil {
+						b.Fatal(err)
+					}
+					if i%10 != 0 {
+						op.State, op.Result, op.UpdatedAt = Completed, &Result{StatusCode: 201, Body: []byte(`{"id":"ch_1"}`)}, time.Now()
+						if err := j.update(op); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+				if err := j.Close(); err != nil {
+					b.Fatal(err)
+				}
+				b.Run("open", func(b *testing.B) {
+					for b.Loop() {
+						j, err := OpenJournal(path, JournalOptions{syncFreelist: fl.sync})
+						if err != nil {
+							b.Fatal(err)
+						}
+						j.Close()
+					}
+				})
+				b.Run("checkFile", func(b *testing.B) {
+					raw, err := os.ReadFile(path)
+					if err != nil {
+						b.Fatal(err)
+					}
+					b.SetBytes(int64(len(raw)))
+					for b.Loop() {
+						if err := checkFile(raw); err != nil {
+							b.Fatal(err)
+						}
+					}
+				})
+			})
+		}
 	}
 }
 
@@ -141,21 +207,26 @@ func BenchmarkBoltCommit(b *testing.B) {
 }
 
 // BenchmarkJournalBegin is the journal's durable write alone, with the
-// previous operation's lazily written outcome riding along, as in Do.
+// previous operation's lazily written outcome riding along, as in Do,
+// under either free-list setting.
 func BenchmarkJournalBegin(b *testing.B) {
-	j, err := OpenJournal(filepath.Join(b.TempDir(), "j"), JournalOptions{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer j.Close()
-	for b.Loop() {
-		op := &Operation{Key: NewKey(), Method: "POST", URL: "http://x/", Body: benchBody, State: Pending}
-		if _, err := j.begin(op); err != nil {
-			b.Fatal(err)
-		}
-		op.State, op.Result = Completed, &Result{StatusCode: 201, Body: []byte(`{"id":"ch_1"}`)}
-		if err := j.update(op); err != nil {
-			b.Fatal(err)
-		}
+	for _, fl := range freelists {
+		b.Run(fl.name, func(b *testing.B) {
+			j, err := OpenJournal(filepath.Join(b.TempDir(), "j"), JournalOptions{syncFreelist: fl.sync})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer j.Close()
+			for b.Loop() {
+				op := &Operation{Key: NewKey(), Method: "POST", URL: "http://x/", Body: benchBody, State: Pending}
+				if _, err := j.begin(op); err != nil {
+					b.Fatal(err)
+				}
+				op.State, op.Result = Completed, &Result{StatusCode: 201, Body: []byte(`{"id":"ch_1"}`)}
+				if err := j.update(op); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

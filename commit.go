@@ -124,7 +124,7 @@ func hasDurable(batch []*commitReq) bool {
 // tried alone, so one bad write cannot fail its neighbours.
 func (j *Journal) commit(batch []*commitReq) {
 	j.commits.Add(1)
-	err := j.db.Update(func(tx *bolt.Tx) error {
+	err := j.writeTx(func(tx *bolt.Tx) error {
 		for _, r := range batch {
 			if err := r.apply(tx); err != nil {
 				return err
@@ -139,8 +139,21 @@ func (j *Journal) commit(batch []*commitReq) {
 		return
 	}
 	for _, r := range batch {
-		j.settle(r, j.db.Update(r.apply))
+		j.settle(r, j.writeTx(r.apply))
 	}
+}
+
+// writeTx runs fn in a bbolt write transaction. bbolt panics on some damage
+// it meets while writing (a page it cannot place); that is an error here,
+// ErrJournalCorrupt, not a crash of the process. bbolt rolls the
+// transaction back as the panic passes.
+func (j *Journal) writeTx(fn func(*bolt.Tx) error) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%w: %s: %v", ErrJournalCorrupt, j.path, p)
+		}
+	}()
+	return j.db.Update(fn)
 }
 
 func (j *Journal) settle(r *commitReq, err error) {

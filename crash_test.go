@@ -130,7 +130,7 @@ func crashRun(t *testing.T, naive bool) (map[string]int, map[int]map[string]bool
 	// is only killed after it, where a lost answer makes it send again.
 	run := func(kill, late bool) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCrashChild$")
-		cmd.Env = append(os.Environ(),
+		cmd.Env = childEnv(
 			"IDEM_CRASH_URL="+ts.URL, "IDEM_CRASH_JOURNAL="+journal, "IDEM_CRASH_OPS="+strconv.Itoa(ops),
 			"IDEM_CRASH_NAIVE="+strconv.FormatBool(naive), "IDEM_CRASH_DONE="+done)
 		out := &syncBuffer{}

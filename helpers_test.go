@@ -10,7 +10,9 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -209,6 +211,28 @@ func (b *syncBuffer) String() string {
 }
 
 func stringsReader(s string) io.Reader { return bytes.NewReader([]byte(s)) }
+
+// downUntilUp is a test server that answers 503 until up is set, then
+// 201.
+func downUntilUp(t *testing.T) (s *scripted, up *atomic.Bool) {
+	up = new(atomic.Bool)
+	s = newScripted(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
+		if !up.Load() {
+			w.WriteHeader(503)
+			return
+		}
+		w.WriteHeader(201)
+	})
+	return s, up
+}
+
+// childEnv returns the environment for a child process re-executing the
+// test binary: this one's, plus vars, plus a GORACE that spares a
+// race-enabled child the second it idles on exit by default.
+func childEnv(vars ...string) []string {
+	env := append(os.Environ(), vars...)
+	return append(env, "GORACE="+os.Getenv("GORACE")+" atexit_sleep_ms=0")
+}
 
 // writeKeyReused answers as the server package does when a key is reused
 // for a different request.

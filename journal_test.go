@@ -47,7 +47,7 @@ func TestJournalLockedByAnotherProcess(t *testing.T) {
 	t.Parallel()
 	j := openJournal(t, "")
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperOpenJournal$")
-	cmd.Env = append(os.Environ(), "IDEM_HELPER_JOURNAL="+j.Path())
+	cmd.Env = childEnv("IDEM_HELPER_JOURNAL=" + j.Path())
 	out, err := cmd.CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	assert.Contains(t, string(out), "locked: true", "the second process returned, with ErrJournalLocked")

@@ -4,7 +4,10 @@
 package idem
 
 import (
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"hash/crc32"
 	"net/http"
 
 	"github.com/idemhq/idem/internal/wire"
@@ -19,7 +22,12 @@ import (
 //	         created, expires, updated, attempts, result
 //	2        1, with Host after the URL
 //	3        2, with Refused a state byte of its own and the result's
-//	         KeyReused flag
+//	         KeyReused flag, and a CRC-32C (Castagnoli) of all the
+//	         record's bytes before it, big-endian, as its last 4 bytes
+//
+// The checksum makes a damaged record an error: a changed byte anywhere,
+// a header value, the body, the state, is reported as ErrJournalCorrupt,
+// never sent as if it were the operation.
 //
 // Versions 1 and 2 hold a refusal as Failed with its 401, 403 or 407 (not
 // replayed): it reads as Refused. They hold no KeyReused flag: a 422 reads
@@ -46,6 +54,7 @@ func (op *Operation) appendRecord(b []byte, version byte) []byte {
 	if state == Refused && version < 3 {
 		state = Failed
 	}
+	start := len(b)
 	b = append(b, version, byte(state))
 	b = wire.AppendString(b, op.Key)
 	b = wire.AppendString(b, op.Name)
@@ -62,7 +71,7 @@ func (op *Operation) appendRecord(b []byte, version byte) []byte {
 	b = wire.AppendTime(b, op.UpdatedAt)
 	b = wire.AppendUvarint(b, uint64(op.Attempts))
 	if op.Result == nil {
-		return append(b, 0)
+		return sealRecord(append(b, 0), start, version)
 	}
 	r := op.Result
 	var flags byte = flagResult
@@ -78,20 +87,46 @@ func (op *Operation) appendRecord(b []byte, version byte) []byte {
 	b = append(b, flags)
 	b = wire.AppendUvarint(b, uint64(r.StatusCode))
 	b = wire.AppendHeader(b, r.Header)
-	return wire.AppendBytes(b, r.Body)
+	b = wire.AppendBytes(b, r.Body)
+	return sealRecord(b, start, version)
+}
+
+// castagnoli is the CRC-32C table of record checksums.
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// errChecksum is the error for a record whose checksum does not match.
+var errChecksum = errors.New("checksum mismatch: the record was changed after it was written")
+
+// sealRecord appends the checksum of the record that starts at b[start],
+// from version 3 on.
+func sealRecord(b []byte, start int, version byte) []byte {
+	if version < 3 {
+		return b
+	}
+	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b[start:], castagnoli))
 }
 
 // decodeOperation parses a record of any version this release reads. It
 // never panics and never allocates more than the input's size justifies.
 func decodeOperation(p []byte) (*Operation, error) {
-	d := wire.NewDecoder(p)
-	v := d.Byte()
+	if len(p) == 0 {
+		return nil, wire.ErrMalformed
+	}
+	v := p[0]
 	if v < 1 || v > recordVersion {
-		if d.Err() != nil {
-			return nil, d.Err()
-		}
 		return nil, fmt.Errorf("unknown record version %d", v)
 	}
+	if v >= 3 {
+		if len(p) < 5 {
+			return nil, wire.ErrMalformed
+		}
+		body, sum := p[:len(p)-4], binary.BigEndian.Uint32(p[len(p)-4:])
+		if crc32.Checksum(body, castagnoli) != sum {
+			return nil, errChecksum
+		}
+		p = body
+	}
+	d := wire.NewDecoder(p[1:])
 	op := &Operation{State: State(d.Byte())}
 	op.Key = d.String()
 	op.Name = d.String()

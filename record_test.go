@@ -4,6 +4,7 @@
 package idem
 
 import (
+	"bytes"
 	"net/http"
 	"testing"
 	"time"
@@ -170,4 +171,24 @@ func FuzzDecodeOperation(f *testing.F) {
 		require.NoError(t, err)
 		require.Equal(t, op, again)
 	})
+}
+
+// TestRecordChecksum: a change to any byte of a record of the current
+// version is an error, never a record that reads as something else
+// (application/json become application/jsox, a body changed by one bit).
+func TestRecordChecksum(t *testing.T) {
+	t.Parallel()
+	enc := sampleOperation().encode(nil)
+	for i := range enc {
+		for _, mask := range []byte{0x01, 0x80, 0xff} {
+			damaged := append([]byte(nil), enc...)
+			damaged[i] ^= mask
+			_, err := decodeOperation(damaged)
+			require.Error(t, err, "byte %d changed by %#x", i, mask)
+		}
+	}
+	jsox := bytes.Replace(enc, []byte("application/json"), []byte("application/jsox"), 1)
+	require.NotEqual(t, enc, jsox)
+	_, err := decodeOperation(jsox)
+	require.ErrorIs(t, err, errChecksum)
 }

@@ -12,7 +12,8 @@ import (
 
 // Resumed is the outcome of one operation continued by [Client.Resume].
 type Resumed struct {
-	// Operation is the journal's record as it was when Resume found it.
+	// Operation is the journal's record as it was when Resume found it;
+	// for a record that cannot be read, only its Key.
 	Operation *Operation
 	// Response is the final answer, or nil if Err is set.
 	Response *Response
@@ -32,18 +33,25 @@ type Resumed struct {
 //
 // Resume returns one Resumed per pending operation, oldest first, once all
 // are done or ctx is cancelled (the rest then carry ctx's error and stay
-// pending). It needs a journal (ErrNoJournal). It is safe to call while
+// pending). A pending operation whose record cannot be read (see
+// Journal.Pending) is never sent; it is reported after the others, with
+// only its key known and an Err that wraps ErrJournalCorrupt and names the
+// file and the key, and the others resume all the same. It needs a journal (ErrNoJournal). It is safe to call while
 // other calls run: an operation that another call finishes first is
 // answered from the journal.
 func (c *Client) Resume(ctx context.Context) ([]Resumed, error) {
 	if c.journal == nil {
 		return nil, ErrNoJournal
 	}
-	ops, err := c.journal.Pending()
+	ops, bad, err := c.journal.pending()
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Resumed, len(ops))
+	out := make([]Resumed, len(ops), len(ops)+len(bad))
+	for _, u := range bad {
+		op := &Operation{Key: u.key}
+		out = append(out, Resumed{Operation: op, Err: op.error(u.err, 0)})
+	}
 	sem := make(chan struct{}, c.opts.ResumeConcurrency)
 	var wg sync.WaitGroup
 	for i, op := range ops {

@@ -4,6 +4,7 @@
 package idem
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
@@ -17,18 +18,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	bolt "go.etcd.io/bbolt"
 )
 
 func TestResumeContinuesPendingWithCredentials(t *testing.T) {
 	t.Parallel()
-	var up atomic.Bool
-	s := newScripted(t, func(_ int, w http.ResponseWriter, _ *http.Request) {
-		if !up.Load() {
-			w.WriteHeader(503)
-			return
-		}
-		w.WriteHeader(201)
-	})
+	s, up := downUntilUp(t)
 	path := filepath.Join(t.TempDir(), "j")
 	j, err := OpenJournal(path, JournalOptions{})
 	require.NoError(t, err)
@@ -276,4 +271,55 @@ func TestResumeWaitsForARunningCall(t *testing.T) {
 		assert.True(t, res[0].Response.FromJournal, "answered from the record the call left")
 		assert.Equal(t, int32(1), requests.Load())
 	})
+}
+
+// TestResumeReportsADamagedRecordAndGoesOn: one pending record is damaged
+// on disk (a header value changed, as a bad sector would); Resume sends
+// the other two and reports that one as corrupt, naming the file and the
+// key, without sending it.
+func TestResumeReportsADamagedRecordAndGoesOn(t *testing.T) {
+	t.Parallel()
+	s, up := downUntilUp(t)
+	path := filepath.Join(t.TempDir(), "j")
+	j := openJournal(t, path)
+	c := newClient(t, Options{Journal: j, MaxAttempts: 1})
+	var keys []string
+	for i := range 3 {
+		_, err := c.Do(post(t, s.srv.URL, fmt.Sprintf(`{"n":%d}`, i)))
+		var e *Error
+		require.ErrorAs(t, err, &e)
+		keys = append(keys, e.Key)
+	}
+	require.NoError(t, j.Close())
+	db, err := bolt.Open(path, 0o600, nil)
+	require.NoError(t, err)
+	require.NoError(t, db.Update(func(tx *bolt.Tx) error {
+		b := tx.Bucket(bucketOps)
+		v := bytes.Replace(b.Get([]byte(keys[1])), []byte("application/json"), []byte("application/jsox"), 1)
+		return b.Put([]byte(keys[1]), v)
+	}))
+	require.NoError(t, db.Close())
+
+	up.Store(true)
+	j = openJournal(t, path)
+	c = newClient(t, Options{Journal: j, ResumeJitter: -1})
+	res, err := c.Resume(context.Background())
+	require.NoError(t, err)
+	require.Len(t, res, 3)
+	for _, r := range res[:2] {
+		require.NoError(t, r.Err)
+		assert.NotEqual(t, keys[1], r.Operation.Key)
+	}
+	assert.Equal(t, keys[1], res[2].Operation.Key, "the damaged record is reported after the others")
+	require.ErrorIs(t, res[2].Err, ErrJournalCorrupt)
+	assert.Contains(t, res[2].Err.Error(), path)
+	assert.Contains(t, res[2].Err.Error(), keys[1])
+	for _, r := range s.seen()[3:] {
+		assert.NotEqual(t, keys[1], r.Key, "the damaged record is never sent")
+	}
+	assert.Len(t, s.seen(), 5)
+
+	pending, err := j.Pending()
+	require.ErrorIs(t, err, ErrJournalCorrupt, "Pending names it too")
+	assert.Empty(t, pending)
 }
