@@ -24,7 +24,7 @@ type Client struct {
 	hc      *http.Client
 	journal *Journal
 	budget  *budget
-	secret  map[string]bool // canonical names of headers never journaled
+	headers headerRule // which request headers the journal keeps
 	keys    keyLocks
 	prepare func(*http.Request) error // Options.PrepareRequest, errors wrapped
 	rt      http.RoundTripper         // Options.Transport with the attempt timeout
@@ -47,7 +47,6 @@ func New(opts Options) (*Client, error) {
 		opts:    o,
 		journal: o.Journal,
 		budget:  newBudget(o.Budget),
-		secret:  map[string]bool{"Authorization": true, "Cookie": true, "Proxy-Authorization": true, o.Header: true},
 		hc: &http.Client{
 			Transport:     rt,
 			CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse },
@@ -61,8 +60,8 @@ func New(opts Options) (*Client, error) {
 			return nil
 		}
 	}
-	for _, h := range o.SecretHeaders {
-		c.secret[http.CanonicalHeaderKey(h)] = true
+	if c.headers, err = newHeaderRule(&o); err != nil {
+		return nil, err
 	}
 	return c, nil
 }
@@ -209,7 +208,7 @@ func (c *Client) do(ctx context.Context, cl *call, op *Operation, header http.He
 	op.State = stateNone
 	op.CreatedAt, op.UpdatedAt = now, now
 	op.ExpiresAt = now.Add(c.opts.KeyRetention)
-	op.Header = c.safeHeader(header)
+	op.Header = c.headers.safeHeader(header)
 	first, _ := transition(stateNone, evCall, cl.origin)
 	op.State = first.to
 	prev, err := c.journal.begin(op) // the durable write, unless the key is known
@@ -323,18 +322,6 @@ func (c *Client) expire(op *Operation, o origin) error {
 			"key", op.Key, "name", op.Name, "method", op.Method, "url", op.url(), "created", op.CreatedAt)
 	}
 	return op.error(ErrExpired, 0)
-}
-
-// safeHeader returns a copy of h without the headers that must not be
-// journaled.
-func (c *Client) safeHeader(h http.Header) http.Header {
-	out := make(http.Header, len(h))
-	for k, vs := range h {
-		if !c.secret[http.CanonicalHeaderKey(k)] {
-			out[k] = append([]string(nil), vs...)
-		}
-	}
-	return out
 }
 
 func (c *Client) errorBody(b []byte) []byte {

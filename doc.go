@@ -58,9 +58,14 @@
 // A [Journal] is one bbolt file, mode 0600, locked by one process. Each
 // operation (key, method, URL, safe headers, exact body, fingerprint,
 // timestamps) is fsync'd before its first attempt; concurrent operations
-// share fsyncs. Credentials (Authorization, Cookie, Proxy-Authorization and
-// Options.SecretHeaders) are never written: Options.PrepareRequest puts
-// them back on every attempt. A final answer is recorded lazily, so the
+// share fsyncs. Credentials are never written: Authorization, Cookie,
+// Proxy-Authorization, any header whose name says it carries one (X-Api-Key,
+// X-Auth-Token, ...) and Options.SecretHeaders; or, with
+// Options.JournalHeaders, every header not on that list.
+// Options.PrepareRequest puts them back on every attempt, resumed ones
+// included. Every record carries a checksum: a damaged one is reported as
+// [ErrJournalCorrupt], never sent, and a damaged file is refused when it
+// is opened, never a crash. A final answer is recorded lazily, so the
 // journal adds one durable write per operation to the critical path; a
 // record lost in a crash only means the operation is resumed and the server
 // replays it. A repeat of a finished operation is answered from the journal

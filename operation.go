@@ -25,7 +25,9 @@ type Operation struct {
 	Host string
 	// Header holds the request headers that are safe to store: never
 	// Authorization, Cookie, Proxy-Authorization, the idempotency key
-	// header itself, or a header listed in Options.SecretHeaders.
+	// header itself, a header whose name says it carries a credential, or
+	// one listed in Options.SecretHeaders (see there, and
+	// Options.JournalHeaders).
 	Header http.Header
 	// Body is the exact request body sent on every attempt.
 	Body []byte

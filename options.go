@@ -84,9 +84,25 @@ type Options struct {
 	// and must not keep resp. Default nil.
 	IsKeyReused func(resp *Response) bool
 
-	// SecretHeaders lists headers, besides Authorization, Cookie and
-	// Proxy-Authorization, that are never written to the journal.
+	// SecretHeaders lists headers that are never written to the journal,
+	// besides those withheld anyway: Authorization, Proxy-Authorization,
+	// Cookie, and, unless JournalHeaders is set, every header whose name
+	// says it carries a credential (it contains auth, token, secret,
+	// signature, session, password, passwd, passphrase, credential,
+	// cookie, key, jwt, hmac, csrf or xsrf, in any case: X-Api-Key,
+	// X-Auth-Token, X-Hub-Signature-256). The idempotency key header is
+	// not journaled as a header either: the key is. A withheld header is
+	// sent on every attempt of the call that carries it; a resumed
+	// operation has none, so PrepareRequest must set the ones it needs.
 	SecretHeaders []string
+	// JournalHeaders, if set, is the only list of headers written to the
+	// journal: the opposite of SecretHeaders, for who would rather name
+	// what may be kept. Headers are kept by name, so a listed header whose
+	// name looks like a credential is kept; Authorization,
+	// Proxy-Authorization, Cookie, the key header and SecretHeaders never
+	// are, and New refuses a list that names one. Default nil: every
+	// header not withheld as SecretHeaders says.
+	JournalHeaders []string
 	// PrepareRequest, if set, is called on every attempt's request just
 	// before it is sent, resumed operations included: the place to set
 	// credentials, which the journal does not keep. An error stops the

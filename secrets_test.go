@@ -1,0 +1,106 @@
+// This file tests which request headers the journal keeps: credentials
+// never, by name or by list, down to the bytes of the file.
+
+package idem
+
+import (
+	"context"
+	"net/http"
+	"os"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestHeadersThatLookLikeCredentials(t *testing.T) {
+	t.Parallel()
+	for name, want := range map[string]bool{
+		"X-Api-Key": true, "Api-Key": true, "Apikey": true, "X-API-KEY": true, "Ocp-Apim-Subscription-Key": true,
+		"X-Auth-Token": true, "Authentication": true, "X-Amz-Security-Token": true, "X-Csrf-Token": true,
+		"X-Hub-Signature-256": true, "Stripe-Signature": true, "X-Session-Id": true, "X-Client-Secret": true,
+		"X-Password": true, "X-Jwt-Assertion": true, "X-Shopify-Hmac-Sha256": true, "X-Xsrf-Token": true,
+		"Content-Type": false, "Accept": false, "User-Agent": false, "X-Request-Id": false,
+		"Stripe-Version": false, "X-Trace": false, "Content-Length": false,
+	} {
+		assert.Equal(t, want, looksLikeCredential(name), name)
+	}
+}
+
+func TestHeaderRule(t *testing.T) {
+	t.Parallel()
+	h := http.Header{
+		"Authorization":     {"Bearer a"},
+		"Cookie":            {"s=1"},
+		"Idempotency-Key":   {"k"},
+		"X-Api-Key":         {"key-value"},
+		"X-Internal-Tenant": {"t1"},
+		"Content-Type":      {"application/json"},
+		"X-Trace":           {"tr"},
+	}
+	cases := []struct {
+		name string
+		opts Options
+		kept []string
+	}{
+		{"default", Options{}, []string{"Content-Type", "X-Internal-Tenant", "X-Trace"}},
+		{"SecretHeaders", Options{SecretHeaders: []string{"x-internal-tenant"}}, []string{"Content-Type", "X-Trace"}},
+		{"JournalHeaders", Options{JournalHeaders: []string{"content-type", "X-Api-Key"}}, []string{"Content-Type", "X-Api-Key"}},
+	}
+	for _, tc := range cases {
+		c := newClient(t, tc.opts)
+		var kept []string
+		for k := range c.headers.safeHeader(h) {
+			kept = append(kept, k)
+		}
+		assert.ElementsMatch(t, tc.kept, kept, tc.name)
+	}
+	for name, o := range map[string]Options{
+		"Authorization listed":   {JournalHeaders: []string{"authorization"}},
+		"the key header listed":  {JournalHeaders: []string{"Idempotency-Key"}},
+		"a secret header listed": {JournalHeaders: []string{"X-Tenant"}, SecretHeaders: []string{"x-tenant"}},
+	} {
+		_, err := New(o)
+		require.Error(t, err, name)
+		assert.Contains(t, err.Error(), "Options.JournalHeaders", name)
+	}
+}
+
+// TestJournalHoldsNoAPIKey: a journal written with an X-Api-Key header
+// holds no byte of its value; the header goes on the wire on every
+// attempt, and PrepareRequest puts it back on a resumed operation.
+func TestJournalHoldsNoAPIKey(t *testing.T) {
+	t.Parallel()
+	const apiKey = "sk_live_4eC39HqLyjWDarjtT1zdp7dc"
+	s := newScripted(t, statuses(503, 503, 201))
+	j := openJournal(t, "")
+	c := newClient(t, quickOptions(Options{Journal: j, MaxAttempts: 2}))
+	req := post(t, s.srv.URL, `{"amount":5}`)
+	req.Header.Set("X-Api-Key", apiKey)
+	req.Header.Set("X-Trace", "kept-header-value")
+	_, err := c.Do(req)
+	require.ErrorIs(t, err, ErrRetriesExhausted, "left pending")
+	for _, r := range s.seen() {
+		assert.Equal(t, apiKey, r.Header.Get("X-Api-Key"), "the header is sent on every attempt")
+	}
+	path := j.Path()
+	require.NoError(t, j.Close())
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Contains(t, string(raw), "kept-header-value", "the file is readable as written")
+	// No byte of the value: not whole, and not in any piece of 4 bytes.
+	for i := 0; i+4 <= len(apiKey); i++ {
+		require.NotContains(t, string(raw), apiKey[i:i+4], "a piece of the API key is in the file")
+	}
+
+	c = newClient(t, Options{Journal: openJournal(t, path), ResumeJitter: -1, PrepareRequest: func(r *http.Request) error {
+		r.Header.Set("X-Api-Key", apiKey)
+		return nil
+	}})
+	res, err := c.Resume(context.Background())
+	require.NoError(t, err)
+	require.Len(t, res, 1)
+	require.NoError(t, res[0].Err)
+	assert.Equal(t, apiKey, s.seen()[2].Header.Get("X-Api-Key"), "PrepareRequest re-applies it")
+	assert.Equal(t, "kept-header-value", s.seen()[2].Header.Get("X-Trace"))
+}
