@@ -230,6 +230,8 @@ func (c *Client) do(ctx context.Context, cl *call, op *Operation, header http.He
 			return c.fromJournal(op)
 		case actExpired:
 			return nil, op.error(ErrExpired, 0)
+		case actAbandoned:
+			return nil, op.error(ErrAbandoned, 0)
 		}
 	}
 	return c.send(ctx, cl, op, header)

@@ -47,6 +47,13 @@ var (
 	// by other means.
 	ErrExpired = errors.New("idem: operation outlived the server's key retention")
 
+	// ErrAbandoned: the operation was given up on purpose
+	// (Journal.Abandon). It is never sent again.
+	ErrAbandoned = errors.New("idem: operation was abandoned")
+
+	// ErrNoOperation: the journal holds no operation with the key.
+	ErrNoOperation = errors.New("idem: no operation with this key in the journal")
+
 	// ErrNoJournal: the call needs a journal and the client has none.
 	ErrNoJournal = errors.New("idem: client has no journal")
 
@@ -93,8 +100,9 @@ type Error struct {
 	Header     http.Header
 	Body       []byte
 	// Err is the reason: ErrRetriesExhausted, ErrBudgetExhausted,
-	// ErrDeadline, ErrKeyReused, ErrExpired, ErrBodyTooLarge, a context
-	// error, or a non-retryable transport or hook error.
+	// ErrDeadline, ErrKeyReused, ErrExpired, ErrAbandoned,
+	// ErrBodyTooLarge, ErrJournalCorrupt, a context error, or a
+	// non-retryable transport or hook error.
 	Err error
 	// Cause is the last attempt's transport error, if it had one.
 	Cause error

@@ -21,8 +21,8 @@ import (
 //	1        state, key, name, method, URL, header, body, fingerprint,
 //	         created, expires, updated, attempts, result
 //	2        1, with Host after the URL
-//	3        2, with Refused a state byte of its own and the result's
-//	         KeyReused flag, and a CRC-32C (Castagnoli) of all the
+//	3        2, with Refused and Abandoned state bytes of their own,
+//	         the result's KeyReused flag, and a CRC-32C (Castagnoli) of all the
 //	         record's bytes before it, big-endian, as its last 4 bytes
 //
 // The checksum makes a damaged record an error: a changed byte anywhere,
@@ -144,7 +144,7 @@ func decodeOperation(p []byte) (*Operation, error) {
 	op.Attempts = int(d.Uvarint(1 << 31))
 	maxFlags, maxState := byte(flagResult|flagTruncated|flagReplayed), Expired
 	if v >= 3 {
-		maxFlags, maxState = maxFlags|flagKeyReused, Refused
+		maxFlags, maxState = maxFlags|flagKeyReused, Abandoned
 	}
 	switch flags := d.Byte(); {
 	case flags > maxFlags || flags != 0 && flags&flagResult == 0:

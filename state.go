@@ -36,6 +36,11 @@ const (
 	// Journals written before this state had a name hold a refusal as
 	// Failed with such a status; they read as Refused.
 	Refused
+	// Abandoned: given up on purpose with Journal.Abandon, while pending or
+	// refused, typically after reconciling it by other means. It is never
+	// sent again: Resume leaves it, and a call with its key gets
+	// ErrAbandoned. The record stays, as a record, until it is purged.
+	Abandoned
 )
 
 // stateNone stands for "no record": the key is not in the journal yet.
@@ -54,6 +59,8 @@ func (s State) String() string {
 		return "expired"
 	case Refused:
 		return "refused"
+	case Abandoned:
+		return "abandoned"
 	}
 	return fmt.Sprintf("State(%d)", uint8(s))
 }
@@ -103,9 +110,12 @@ const (
 	// evGiveUp: the call ends without a final answer: retries, budget or
 	// time ran out, the context ended, a hook or the transport failed.
 	evGiveUp
+	// evAbandon: Journal.Abandon gives the operation up.
+	evAbandon
 )
 
-var eventNames = [...]string{evCall: "call", evExpire: "expire", evAnswer: "answer", evReject: "reject", evRefuse: "refuse", evGiveUp: "give up"}
+var eventNames = [...]string{evCall: "call", evExpire: "expire", evAnswer: "answer", evReject: "reject",
+	evRefuse: "refuse", evGiveUp: "give up", evAbandon: "abandon"}
 
 func (e event) String() string {
 	if int(e) < len(eventNames) && eventNames[e] != "" {
@@ -158,10 +168,12 @@ const (
 	actJournal
 	// actExpired: fail with ErrExpired, without the network.
 	actExpired
+	// actAbandoned: fail with ErrAbandoned, without the network.
+	actAbandoned
 )
 
 func (a action) String() string {
-	return [...]string{"-", "send", "answer from the journal", "ErrExpired"}[a]
+	return [...]string{"-", "send", "answer from the journal", "ErrExpired", "ErrAbandoned"}[a]
 }
 
 // step is one transition: the state it leads to, how it is written, and
@@ -184,11 +196,14 @@ type step struct {
 //	Completed  call     any      Completed  -        answer from the journal
 //	Failed     call     any      Failed     -        answer from the journal
 //	Expired    call     any      Expired    -        ErrExpired
+//	Abandoned  call     any      Abandoned  -        ErrAbandoned
 //	Pending    expire   any      Expired    durable  ErrExpired
 //	Pending    answer   any      Completed  lazy     -
 //	Pending    reject   any      Failed     lazy     -
 //	Pending    refuse   any      Refused    durable  -
 //	Pending    give up  any      Pending    -        -
+//	Pending    abandon  any      Abandoned  durable  -
+//	Refused    abandon  any      Abandoned  durable  -
 //
 // A call is also refused before any transition if the journal holds its
 // key for a different request (ErrKeyReused). Before every attempt, the
@@ -212,6 +227,8 @@ func transition(from State, ev event, o origin) (s step, ok bool) {
 			return step{from, noWrite, actJournal}, true
 		case Expired:
 			return step{Expired, noWrite, actExpired}, true
+		case Abandoned:
+			return step{Abandoned, noWrite, actAbandoned}, true
 		}
 	case evExpire:
 		if from == Pending {
@@ -232,6 +249,10 @@ func transition(from State, ev event, o origin) (s step, ok bool) {
 	case evGiveUp:
 		if from == Pending {
 			return step{Pending, noWrite, actNone}, true
+		}
+	case evAbandon:
+		if from == Pending || from == Refused {
+			return step{Abandoned, durableWrite, actNone}, true
 		}
 	}
 	return step{}, false

@@ -14,8 +14,8 @@ import (
 )
 
 var (
-	allStates  = []State{stateNone, Pending, Completed, Failed, Expired, Refused}
-	allEvents  = []event{evCall, evExpire, evAnswer, evReject, evRefuse, evGiveUp}
+	allStates  = []State{stateNone, Pending, Completed, Failed, Expired, Refused, Abandoned}
+	allEvents  = []event{evCall, evExpire, evAnswer, evReject, evRefuse, evGiveUp, evAbandon}
 	allOrigins = []origin{fromCaller, fromResume}
 )
 
@@ -40,7 +40,8 @@ func transitionTable(t *testing.T) map[[3]uint8]step {
 		events[strings.ReplaceAll(e.String(), " ", "")] = e
 	}
 	writes := map[string]write{"-": noWrite, "lazy": lazyWrite, "durable": durableWrite}
-	actions := map[string]action{"-": actNone, "send": actSend, "answer from the journal": actJournal, "ErrExpired": actExpired}
+	actions := map[string]action{"-": actNone, "send": actSend, "answer from the journal": actJournal,
+		"ErrExpired": actExpired, "ErrAbandoned": actAbandoned}
 	rows := map[[3]uint8]step{}
 	for _, line := range strings.Split(strings.TrimSpace(doc), "\n") {
 		line = strings.TrimPrefix(line, "//\t")
@@ -76,7 +77,7 @@ func transitionTable(t *testing.T) map[[3]uint8]step {
 func TestTransitionTable(t *testing.T) {
 	t.Parallel()
 	table := transitionTable(t)
-	require.Len(t, table, 22, "the table's rows, each origin counted")
+	require.Len(t, table, 28, "the table's rows, each origin counted")
 	for _, from := range allStates {
 		for _, ev := range allEvents {
 			for _, o := range allOrigins {
@@ -117,6 +118,12 @@ func TestTransitionInvariants(t *testing.T) {
 				if from == Expired {
 					assert.Equal(t, actExpired, s.then, "an expired operation is never sent again")
 				}
+				if from == Abandoned {
+					assert.Equal(t, actAbandoned, s.then, "an abandoned operation is never sent again")
+				}
+				if s.to == Abandoned && from != Abandoned {
+					assert.Equal(t, durableWrite, s.write, "abandoning is durable: Resume must not undo it")
+				}
 			}
 		}
 	}
@@ -125,7 +132,7 @@ func TestTransitionInvariants(t *testing.T) {
 func TestStateNames(t *testing.T) {
 	t.Parallel()
 	for s, want := range map[State]string{Pending: "pending", Completed: "completed", Failed: "failed",
-		Expired: "expired", Refused: "refused", State(99): "State(99)"} {
+		Expired: "expired", Refused: "refused", Abandoned: "abandoned", State(99): "State(99)"} {
 		assert.Equal(t, want, s.String())
 	}
 	assert.Equal(t, "event(99)", event(99).String())

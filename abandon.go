@@ -1,0 +1,61 @@
+// This file holds Journal.Abandon, which gives an operation up on purpose,
+// so that it is never sent again.
+
+package idem
+
+import (
+	"fmt"
+	"time"
+
+	bolt "go.etcd.io/bbolt"
+)
+
+// Abandon gives up the operation with key on purpose: a pending or refused
+// operation becomes Abandoned, durably, before Abandon returns. Resume
+// never sends it again, and a call with its key gets ErrAbandoned. The
+// record is kept, not deleted, so that what was given up stays on record
+// until it is purged (JournalOptions.PurgeAfter).
+//
+// It is for an operation reconciled by other means, as a tool's "forget".
+// Abandoning does not stop an attempt already in flight in this process:
+// if that attempt gets a final answer, the answer is recorded over the
+// abandonment, since it is what happened.
+//
+// Abandon returns the record as abandoned. It fails with an error wrapping
+// ErrNoOperation if the journal holds no such key, ErrJournalCorrupt if its
+// record cannot be read, and an error naming the state if the operation is
+// neither pending nor refused.
+func (j *Journal) Abandon(key string) (*Operation, error) {
+	var abandoned *Operation
+	var refusal error // why the record cannot be abandoned: no write
+	err := j.submit(true, nil, func(tx *bolt.Tx) error {
+		abandoned, refusal = nil, nil // the closure may run twice (see submit)
+		op, err := j.read(tx, key)
+		switch {
+		case err != nil:
+			refusal = err
+			return nil
+		case op == nil:
+			refusal = fmt.Errorf("%w: %q in %s", ErrNoOperation, key, j.path)
+			return nil
+		}
+		s, ok := transition(op.State, evAbandon, fromCaller)
+		if !ok {
+			refusal = fmt.Errorf("idem: operation %q is %s; only a pending or refused operation can be abandoned", key, op.State)
+			return nil
+		}
+		op.State, op.UpdatedAt = s.to, time.Now()
+		if err := tx.Bucket(bucketOps).Put([]byte(key), op.encode(nil)); err != nil {
+			return err
+		}
+		abandoned = op
+		return tx.Bucket(bucketPending).Delete([]byte(key))
+	})
+	if err == nil {
+		err = refusal
+	}
+	if err != nil {
+		return nil, err
+	}
+	return abandoned, nil
+}
