@@ -5,7 +5,9 @@
 #   scripts/redis-cluster.sh status   one line per node; exit 0 only if the cluster is healthy
 #   scripts/redis-cluster.sh stop     stop exactly the nodes this script started, remove their directory
 #   scripts/redis-cluster.sh kill PORT   SIGKILL the node on PORT (a failover drill)
-#   scripts/redis-cluster.sh heal     restart nodes that died, wait until every master has its replica
+#   scripts/redis-cluster.sh pause PORT  SIGSTOP the node on PORT (it falls behind; resume it)
+#   scripts/redis-cluster.sh resume PORT SIGCONT the node on PORT
+#   scripts/redis-cluster.sh heal     resume paused nodes, restart dead ones, wait until every master has its replica
 #
 # The nodes run the machine's redis-server (REDIS_SERVER, REDIS_CLI override
 # the binaries) on 127.0.0.1, ports IDEM_REDIS_PORTS (default 7101-7106; the
@@ -133,6 +135,18 @@ replicated() {
 	done
 }
 
+# failed_over PORT: a surviving node's view lists no slots for PORT.
+failed_over() {
+	local port=$1 p nodes
+	for p in "${PORTS[@]}"; do
+		[ "$p" = "$port" ] && continue
+		nodes=$(cli "$p" cluster nodes) || continue
+		awk -v a="$HOST:$port@" 'index($2, a) == 1 && NF > 8 { found = 1 } END { exit found }' <<<"$nodes"
+		return
+	done
+	return 1
+}
+
 cmd_status() {
 	local p pid role state ok=0
 	for p in "${PORTS[@]}"; do
@@ -201,12 +215,25 @@ cmd_kill() {
 	say "killed node $port (pid $pid)"
 }
 
+cmd_signal() { # cmd_signal SIGNAL VERB PORT
+	local sig=$1 verb=$2 port=${3:?$2 needs a port} pid
+	pid=$(pidof_node "$port") || die "no node of this cluster runs on port $port"
+	kill "-$sig" "$pid"
+	say "$verb node $port (pid $pid)"
+}
+
 cmd_heal() {
 	[ -d "$DIR" ] || die "no cluster in $DIR: run start"
-	local p
+	local p pid
 	for p in "${PORTS[@]}"; do
-		if ! pidof_node "$p" >/dev/null; then
+		if pid=$(pidof_node "$p"); then
+			kill -CONT "$pid" # a node left paused
+		else
 			port_busy "$p" && die "port $p is in use by a process this script did not start"
+			# Without persistence a restarted node is empty: restarted while
+			# it still owns slots, it would keep them, and its replica would
+			# resynchronise from it and lose the shard. Wait for the failover.
+			until_ok "$WAIT" "another node to take over the slots of node $p" failed_over "$p"
 			start_node "$p"
 			say "restarted node $p"
 		fi
@@ -220,6 +247,8 @@ start) cmd_start ;;
 stop) cmd_stop ;;
 status) cmd_status ;;
 kill) cmd_kill "${2:-}" ;;
+pause) cmd_signal STOP paused "${2:-}" ;;
+resume) cmd_signal CONT resumed "${2:-}" ;;
 heal) cmd_heal ;;
-*) die "usage: $0 start|status|stop|kill PORT|heal" ;;
+*) die "usage: $0 start|status|stop|kill PORT|pause PORT|resume PORT|heal" ;;
 esac

@@ -91,12 +91,23 @@ func New(rdb redis.UniversalClient, opts Options) (*Store, error) {
 // Claim returns an error wrapping [ErrNotReplicated], so the work never
 // runs under a claim a failover could lose. A Redis over maxmemory refuses
 // new claims with an error wrapping [ErrFull].
+//
+// When Claim fails without an answer from Redis (the connection broke, the
+// node died), the claim may have been recorded all the same, and would keep
+// the key from every retry until its lease lapsed. So Claim returns the
+// error at once and releases the claim in the background, fenced by its
+// token, trying again through a failover for at most the lease.
 func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lease time.Duration) (server.Claim, error) {
 	key := recordKey(s.cfg.prefix, k)
 	token := rand.Text()
 	wait := s.cfg.waitReplicas > 0
 	res, acks, err := s.eval(ctx, claimScript, key, wait, fingerprint, token, millis(lease), s.cfg.abandonMS)
 	if err != nil {
+		var rerr redis.Error
+		if !errors.As(err, &rerr) {
+			// The script may have run and only its answer been lost.
+			s.releaseLater(key, token, lease)
+		}
 		return server.Claim{}, translate(ctx, "claim", err)
 	}
 	v, _ := res.([]any)
@@ -105,10 +116,11 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 	}
 	if v[0] == int64(1) {
 		if wait && acks < int64(s.cfg.waitReplicas) {
-			// Best effort: a claim left behind lapses with its lease.
 			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.waitTimeout)
 			defer cancel()
-			_, _, _ = s.eval(rctx, releaseScript, key, false, token)
+			if _, _, err := s.eval(rctx, releaseScript, key, false, token); err != nil {
+				s.releaseLater(key, token, lease)
+			}
 			return server.Claim{}, fmt.Errorf("redisstore: claim: %d of %d replicas acknowledged: %w", acks, s.cfg.waitReplicas, ErrNotReplicated)
 		}
 		return server.Claim{Acquired: true, Token: token, TakenOver: v[1] == int64(1)}, nil
@@ -118,6 +130,22 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 		return server.Claim{}, fmt.Errorf("redisstore: claim: %v", err)
 	}
 	return server.Claim{Record: rec}, nil
+}
+
+// releaseLater releases the claim of key under token in a goroutine of its
+// own, trying again while the node is unreachable, for at most lease: a
+// claim whose answer was lost, or whose release failed, so that retries
+// need not wait for its lease to lapse. Releasing a claim that never landed
+// changes nothing.
+func (s *Store) releaseLater(key, token string, lease time.Duration) {
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), lease)
+		defer cancel()
+		_ = untilAnswered(ctx, func() error {
+			_, _, err := s.eval(ctx, releaseScript, key, false, token)
+			return err
+		})
+	}()
 }
 
 // parseRecord reads the record claimScript reports: state, fingerprint,

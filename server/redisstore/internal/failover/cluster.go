@@ -26,8 +26,10 @@ func script(ctx context.Context, path string, args ...string) error {
 // node is a line of CLUSTER NODES.
 type node struct {
 	id, addr string
-	master   bool
+	master   bool // a master not flagged as failing
+	failed   bool // flagged fail (the cluster agreed), not just fail?
 	slots    bool
+	of       string // a replica's master's id
 }
 
 // nodes reads CLUSTER NODES from the first seed that answers.
@@ -53,7 +55,9 @@ func nodes(ctx context.Context, seeds []string) ([]node, error) {
 				id:     f[0],
 				addr:   addr,
 				master: slices.Contains(flags, "master") && !slices.Contains(flags, "fail") && !slices.Contains(flags, "fail?"),
+				failed: slices.Contains(flags, "fail"),
 				slots:  len(f) > 8,
+				of:     strings.Trim(f[3], "-"),
 			})
 		}
 		return out, nil
@@ -80,9 +84,23 @@ func pickMaster(ctx context.Context, seeds []string, rng *rand.Rand) (node, erro
 	return masters[rng.IntN(len(masters))], nil
 }
 
-// promoted polls the surviving nodes until another node serves slots as
-// a master in place of killed and every survivor reports cluster_state:ok,
-// and returns how long that took from since.
+// replicaOf returns the address of a replica of m.
+func replicaOf(ctx context.Context, seeds []string, m node) (string, error) {
+	all, err := nodes(ctx, seeds)
+	if err != nil {
+		return "", err
+	}
+	for _, n := range all {
+		if n.of == m.id {
+			return n.addr, nil
+		}
+	}
+	return "", fmt.Errorf("%s has no replica in CLUSTER NODES", m.addr)
+}
+
+// promoted polls the surviving nodes until the cluster agreed killed
+// failed and another node serves its slots, and every survivor reports
+// cluster_state:ok, and returns how long that took from since.
 func promoted(ctx context.Context, seeds []string, killed node, since time.Time) (time.Duration, error) {
 	var survivors []string
 	for _, s := range seeds {
@@ -110,8 +128,11 @@ func healthy(ctx context.Context, survivors []string, killed node) (bool, error)
 		return false, err
 	}
 	for _, n := range all {
-		if n.id == killed.id && n.master {
-			return false, nil // not yet marked failed
+		if n.id == killed.id && (!n.failed || n.slots) {
+			// Not yet agreed failed, or its slots not yet taken over: a
+			// node is flagged fail? long before its replica is elected,
+			// and cluster_state stays ok meanwhile.
+			return false, nil
 		}
 	}
 	for _, addr := range survivors {
