@@ -99,7 +99,9 @@ type Response struct {
 // key the journal already knows is answered from it: a completed or failed
 // operation with the same method, URL and body returns its recorded
 // response without the network; a different request is refused with
-// ErrKeyReused; a pending one continues with the same key and bytes.
+// ErrKeyReused; a pending one continues with the same key and bytes; an
+// expired one is ErrExpired and an abandoned one ErrAbandoned, without the
+// network. State gives every move an operation can make.
 //
 // Transport errors and 408, 409, 425, 429, 500, 502, 503 and 504 are
 // retried; other responses are final, as is any response the server marks
@@ -107,12 +109,12 @@ type Response struct {
 // error, a 422 validation error included, unless the server says the key
 // was first used for a different request (see Options.IsKeyReused for the
 // signals idem recognises): that returns an *Error wrapping ErrKeyReused
-// that carries the response. A 401, 403 or 407 that is not
-// a replay is final too (Resume leaves it alone), but it is no answer to the
-// operation: the server refused the request before running it, and an
-// earlier attempt may have run. A call with the same key, once the
-// credentials are right, continues the operation instead of being answered
-// from the journal.
+// that carries the response. A 401, 403 or 407 that is not a replay is
+// final too, and journaled as Refused (Resume leaves it alone), but it is
+// no answer to the operation: the server refused the request before
+// running it, and an earlier attempt may have run. A call with the same
+// key, once the credentials are right, continues the operation instead of
+// being answered from the journal.
 //
 // Without a final answer (retries or budget exhausted, deadline too near,
 // context cancelled) Do returns an *Error; the operation stays pending under

@@ -9,8 +9,43 @@ import (
 	"net/http"
 )
 
-// State is where a journaled operation stands. Every state and every move
-// between them is listed in one table, in the doc comment of transition.
+// State is where a journaled operation stands. An operation moves between
+// states on events, and this table is every move there is: what each event
+// does to each state, for a call by the application (caller: Do, DoNamed)
+// or by Resume; whether the new state is written before the call goes on
+// (durable) or with the next commit (lazy; lost in a crash, the operation
+// is pending again and the server replays its answer); and what the call
+// does then.
+//
+//	from       event    origin   to         write    then
+//	(none)     call     any      Pending    durable  send
+//	Pending    call     any      Pending    -        send
+//	Refused    call     caller   Pending    durable  send
+//	Refused    call     Resume   Refused    -        answer from the journal
+//	Completed  call     any      Completed  -        answer from the journal
+//	Failed     call     any      Failed     -        answer from the journal
+//	Expired    call     any      Expired    -        ErrExpired
+//	Abandoned  call     any      Abandoned  -        ErrAbandoned
+//	Pending    expire   any      Expired    durable  ErrExpired
+//	Pending    answer   any      Completed  lazy     -
+//	Pending    reject   any      Failed     lazy     -
+//	Pending    refuse   any      Refused    durable  -
+//	Pending    give up  any      Pending    -        -
+//	Pending    abandon  any      Abandoned  durable  -
+//	Refused    abandon  any      Abandoned  durable  -
+//
+// The events: call, a call with the operation's key begins; expire, its
+// next attempt, the first included, could reach the server after the key's
+// retention (Options.KeyRetention), so it is not sent; answer, a final
+// status below 400; reject, a final status of 400 or more that is not a
+// refusal; refuse, a 401, 403 or 407 that is not a replay; give up, the
+// call ends without a final answer (retries, budget or time ran out, the
+// context ended); abandon, Journal.Abandon. An event the table does not
+// list for a state cannot happen in it.
+//
+// A call is refused before any move if the journal holds its key for a
+// different request (ErrKeyReused). A new operation is written in the
+// same transaction that finds its key unknown.
 type State uint8
 
 const (
@@ -186,30 +221,8 @@ type step struct {
 
 // transition returns what event ev does to an operation in state from, for
 // a call from o. ok is false for an event that cannot happen in that
-// state. It is the whole of an operation's life:
-//
-//	from       event    origin   to         write    then
-//	(none)     call     any      Pending    durable  send
-//	Pending    call     any      Pending    -        send
-//	Refused    call     caller   Pending    durable  send
-//	Refused    call     Resume   Refused    -        answer from the journal
-//	Completed  call     any      Completed  -        answer from the journal
-//	Failed     call     any      Failed     -        answer from the journal
-//	Expired    call     any      Expired    -        ErrExpired
-//	Abandoned  call     any      Abandoned  -        ErrAbandoned
-//	Pending    expire   any      Expired    durable  ErrExpired
-//	Pending    answer   any      Completed  lazy     -
-//	Pending    reject   any      Failed     lazy     -
-//	Pending    refuse   any      Refused    durable  -
-//	Pending    give up  any      Pending    -        -
-//	Pending    abandon  any      Abandoned  durable  -
-//	Refused    abandon  any      Abandoned  durable  -
-//
-// A call is also refused before any transition if the journal holds its
-// key for a different request (ErrKeyReused). Before every attempt, the
-// first included, the call checks the key's retention (expire). The
-// durable write of a new operation is Journal.begin, which writes only if
-// the key is still unknown.
+// state. It is the whole of an operation's life, as the table in State's
+// doc comment gives it; TestTransitionTable holds the one to the other.
 func transition(from State, ev event, o origin) (s step, ok bool) {
 	switch ev {
 	case evCall:
