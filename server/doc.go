@@ -95,8 +95,9 @@
 // one, an outcome is recorded after the work, and a crash between the two
 // lets the retry after the lease run the work again.
 //
-// A store that implements [WorkClaimer] goes one step further: the claim
-// itself lives in the unit of work, as a lock its transaction holds. The
+// A store that implements [WorkClaimer] (pgstore in transactional mode
+// does) goes one step further: the claim itself lives in the unit of
+// work, as a lock its transaction holds. The
 // claim, the handler's writes and the outcome commit together in one
 // transaction, with no lease to renew and no token to fence, and a
 // crashed worker's claim goes with its connection.

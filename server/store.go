@@ -112,7 +112,7 @@ type Transactor interface {
 
 // WorkClaimer is implemented by stores whose claim on a key can live
 // inside the work's own database transaction, as a lock that transaction
-// holds (pgstore's transactional mode may offer it): the claim, the work's
+// holds (pgstore in transactional mode is one): the claim, the work's
 // writes and the stored outcome commit together, and a crashed worker's
 // claim vanishes with its connection. Such a claim has no token, no lease,
 // no renewal and nothing to fence. The middleware and RunOnce use
