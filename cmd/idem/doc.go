@@ -11,6 +11,7 @@
 //	idem ls --journal app.journal --state pending
 //	idem show --journal app.journal 0193...
 //	idem resume --journal app.journal --header-from-env Authorization=API_AUTH
+//	idem forget --journal app.journal payout/2026-12-25/417
 //	idem purge --journal app.journal --older-than 168h
 //
 // Every command has --help, and --json prints one JSON document on standard

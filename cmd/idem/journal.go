@@ -35,7 +35,7 @@ func openJournal(path string, create bool) (*idem.Journal, error) {
 			return nil, fmt.Errorf("no journal at %s", path)
 		}
 	}
-	j, err := idem.OpenJournal(path, idem.JournalOptions{LockTimeout: lockTimeout, Retention: -1})
+	j, err := idem.OpenJournal(path, idem.JournalOptions{LockTimeout: lockTimeout, PurgeAfter: -1})
 	if errors.Is(err, idem.ErrJournalLocked) {
 		return nil, &codeError{code: exitError, err: fmt.Errorf("journal %s %w", path, errLocked)}
 	}
@@ -43,27 +43,27 @@ func openJournal(path string, create bool) (*idem.Journal, error) {
 }
 
 // states are the names --state takes, in an operation's order of life.
-var states = []string{"pending", "refused", "completed", "failed", "expired"}
+var states = []string{"pending", "refused", "completed", "failed", "expired", "abandoned"}
 
 // stateOf names op's state, as --state takes it.
 func stateOf(op *idem.Operation) string { return op.State.String() }
 
-// errListPendingOnly is returned for a listing of finished operations,
-// which the journal's API does not offer yet.
-var errListPendingOnly = errors.New("this journal lists pending operations only; --state pending is the one state ls can show")
-
-// listsAll reports whether listOperations can list finished operations.
-const listsAll = false
+// stateNames maps the names --state takes to the journal's states.
+var stateNames = map[string]idem.State{
+	"pending": idem.Pending, "refused": idem.Refused, "completed": idem.Completed,
+	"failed": idem.Failed, "expired": idem.Expired, "abandoned": idem.Abandoned,
+}
 
 // listOperations returns the journal's operations in the given states
-// (all of them if states is empty), oldest first.
+// (all of them if states is empty), oldest first. If some records cannot
+// be read, it returns the others and an error wrapping
+// idem.ErrJournalCorrupt that names them.
 func listOperations(j *idem.Journal, want []string) ([]*idem.Operation, error) {
+	ss := make([]idem.State, 0, len(want))
 	for _, s := range want {
-		if s != "pending" && !listsAll {
-			return nil, errListPendingOnly
-		}
+		ss = append(ss, stateNames[s])
 	}
-	return j.Pending()
+	return j.Operations(ss...)
 }
 
 // findOperation returns the operation whose key, or failing that whose
@@ -73,8 +73,8 @@ func findOperation(j *idem.Journal, ref string) (*idem.Operation, error) {
 	if err != nil || ok {
 		return op, err
 	}
-	pending, err := j.Pending()
-	for _, op := range pending {
+	ops, err := j.Operations()
+	for _, op := range ops {
 		if op.Name == ref {
 			return op, nil
 		}
@@ -82,7 +82,13 @@ func findOperation(j *idem.Journal, ref string) (*idem.Operation, error) {
 	if err != nil {
 		return nil, err
 	}
-	return nil, fmt.Errorf("no operation with key %q in %s (names are found only for pending operations)", ref, j.Path())
+	return nil, fmt.Errorf("no operation with key or name %q in %s", ref, j.Path())
+}
+
+// forgetOperation gives up the pending or refused operation with key on
+// purpose: it stays in the journal as abandoned, and is never sent again.
+func forgetOperation(j *idem.Journal, key string) (*idem.Operation, error) {
+	return j.Abandon(key)
 }
 
 // purgeJournal deletes finished operations last updated more than

@@ -45,18 +45,12 @@ completed, failed, expired (too old to send again: reconcile it by hand).`,
 			}
 			defer j.Close()
 			ops, err := listOperations(j, state)
-			if errors.Is(err, errListPendingOnly) {
-				return usagef("--state %s: %v", strings.Join(state, ","), err)
-			}
 			// A journal with unreadable records lists the others, then
 			// names the unreadable ones and fails.
 			if err != nil && !errors.Is(err, idem.ErrJournalCorrupt) {
 				return err
 			}
 			unreadable := err
-			if len(state) == 0 && !listsAll {
-				fmt.Fprintln(a.stderr, "(pending operations only: this journal cannot list finished ones yet)")
-			}
 			now := time.Now()
 			ops = slices.DeleteFunc(ops, func(op *idem.Operation) bool {
 				return (len(state) > 0 && !slices.Contains(state, stateOf(op))) ||

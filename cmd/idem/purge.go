@@ -12,9 +12,10 @@ func newPurgeCmd(a *app) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "purge [--older-than DURATION]",
 		Short: "Delete finished operations from a journal",
-		Long: `purge deletes the journal's finished operations (completed, failed,
-expired) last updated more than --older-than ago, all of them by default,
-with their name bindings. Pending operations are never purged.`,
+		Long: `purge deletes the journal's operations that are not pending (completed,
+failed, refused, expired, abandoned) last updated more than --older-than
+ago, all of them by default, with their name bindings. Pending operations
+are never purged.`,
 		Example: `  idem purge --journal app.journal --older-than 168h`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

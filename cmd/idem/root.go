@@ -44,6 +44,7 @@ journal is named by --journal or the ` + journalEnv + ` environment variable.`,
 		newShowCmd(a),
 		newResumeCmd(a),
 		newPurgeCmd(a),
+		newForgetCmd(a),
 	)
 	for _, c := range root.Commands() {
 		if c.Args != nil {

@@ -207,7 +207,7 @@ func (a *app) printSend(resp *idem.Response, err error, name string, journaled b
 		return nil
 	}
 	msg := e.Error()
-	if journaled && !errors.Is(e, idem.ErrKeyReused) && !errors.Is(e, idem.ErrExpired) {
+	if journaled && !errors.Is(e, idem.ErrKeyReused) && !errors.Is(e, idem.ErrExpired) && !errors.Is(e, idem.ErrAbandoned) {
 		msg += "; the operation is pending in the journal: idem resume finishes it"
 	}
 	return &codeError{code: exitError, err: errors.New(msg)}
