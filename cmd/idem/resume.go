@@ -101,13 +101,15 @@ func (a *app) resume(ctx context.Context, f resumeFlags) error {
 			progressbar.OptionShowIts(),
 			progressbar.OptionSetItsString("ops"),
 			progressbar.OptionSetWidth(30),
-			progressbar.OptionThrottle(100*time.Millisecond),
 			progressbar.OptionSetPredictTime(false),
 			progressbar.OptionShowElapsedTimeOnFinish(),
 		)
 	}
 	var n resumeCounts
 	onLast := func(at idem.Attempt) {
+		if at.StatusCode == 0 && ctx.Err() != nil {
+			return // cut off by Ctrl-C: not done, it stays pending
+		}
 		n.mu.Lock()
 		n.done++
 		if at.Replayed {
@@ -134,7 +136,11 @@ func (a *app) resume(ctx context.Context, f resumeFlags) error {
 		concurrency: f.concurrency, prepare: prepare,
 	}, onLast)
 	if bar != nil {
-		bar.Finish()
+		if ctx.Err() != nil {
+			bar.Exit() // as far as it got: the rest stay pending
+		} else {
+			bar.Finish() // expired operations, never sent, count as done
+		}
 		fmt.Fprintln(a.stderr)
 	}
 	if err != nil {

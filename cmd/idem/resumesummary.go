@@ -107,7 +107,9 @@ func (a *app) printResume(s *resumeSummary, all bool) error {
 	}{
 		{"every operation:", func(resumedResultJS) bool { return all }},
 		{"failed: a final answer of 400 or more", func(o resumedResultJS) bool { return !all && o.Outcome == "failed" }},
-		{"still pending: no final answer; run idem resume again", func(o resumedResultJS) bool { return !all && o.Outcome == "pending" }},
+		{"still pending: no final answer; run idem resume again", func(o resumedResultJS) bool {
+			return !all && o.Outcome == "pending" && !s.Interrupted // interrupted, they are the rest
+		}},
 		{"expired: older than the server's key retention, so not sent; reconcile them", func(o resumedResultJS) bool { return !all && o.Outcome == "expired" }},
 		{"unreadable: the journal's record is damaged, so not sent; reconcile them", func(o resumedResultJS) bool { return !all && o.Outcome == "unreadable" }},
 	}
