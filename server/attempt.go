@@ -40,9 +40,10 @@ type attempt struct {
 	lease      time.Duration
 	renewEvery time.Duration
 	log        *slog.Logger
-	detached   detached // the parent's values, never cancelled
+	detached   detached // the claim's context (start.go), never cancelled
 	cancel     context.CancelCauseFunc
-	slots      slots // the admission slot held, or nil (admission.go)
+	slots      slots // the admission slot held, or nil (start.go)
+	obs        *Observer
 
 	renewer    *renewer    // nil: timer schedules renewal
 	prev, next *attempt    // the renewer's list, guarded by renewer.mu
@@ -67,13 +68,13 @@ type outcome struct {
 	retention time.Duration
 }
 
-// result is what ending an attempt did, classified once for Middleware and
+// endResult is what ending an attempt did, classified once for Middleware and
 // RunOnce to answer from.
-type result uint8
+type endResult uint8
 
 const (
 	// recorded: the outcome is stored (and the work committed with it).
-	recorded result = iota
+	recorded endResult = iota
 	// released: the key is free for a retry (and the work rolled back).
 	released
 	// lost: the key was no longer this attempt's (its lease lapsed and
@@ -99,7 +100,7 @@ const (
 // returns what happened and the store's error behind a failure, for the
 // log. If renewal had found the lease lost, the call that ends the claim
 // is still made (it is fenced, and fails), and the result is lost.
-func (a *attempt) end(o outcome) (result, error) {
+func (a *attempt) end(o outcome) (endResult, error) {
 	wasLost := a.stopRenewal()
 	if a.cancel != nil {
 		defer a.cancel(nil)
@@ -110,21 +111,21 @@ func (a *attempt) end(o outcome) (result, error) {
 	switch {
 	case a.inWork:
 		if o.record {
-			return recording(a.work.Commit(ctx, o.resp, o.retention), commitFailed)
+			return recording(a.commit(ctx, o), commitFailed)
 		}
-		if err := a.work.Rollback(ctx); err != nil {
+		if err := a.rollback(ctx); err != nil {
 			return releaseFailed, err
 		}
 		return released, nil
 	case o.record && a.work == nil:
-		return recording(a.store.Complete(ctx, a.key, a.token, o.resp, o.retention), recordFailed)
+		return recording(a.complete(ctx, o), recordFailed)
 	case o.record && !wasLost:
-		res, err := recording(a.work.Commit(ctx, o.resp, o.retention), commitFailed)
+		res, err := recording(a.commit(ctx, o), commitFailed)
 		if res == commitFailed {
 			// The work rolled back; free the key so a retry runs it again.
 			// If the commit did land, the key is no longer held and
 			// Release changes nothing.
-			if rerr := a.store.Release(ctx, a.key, a.token); rerr != nil && !errors.Is(rerr, ErrLeaseLost) && a.log != nil {
+			if rerr := a.release(ctx); rerr != nil && !errors.Is(rerr, ErrLeaseLost) && a.log != nil {
 				a.log.Warn("idem: release after failed commit", "scope", a.key.Scope, "key", a.key.Key, "err", rerr)
 			}
 		}
@@ -132,9 +133,9 @@ func (a *attempt) end(o outcome) (result, error) {
 	default: // release, or record after the lease was found lost
 		var err error
 		if a.work != nil {
-			err = a.work.Rollback(ctx)
+			err = a.rollback(ctx)
 		}
-		rerr := a.store.Release(ctx, a.key, a.token)
+		rerr := a.release(ctx)
 		switch {
 		case wasLost || errors.Is(rerr, ErrLeaseLost):
 			return lost, ErrLeaseLost
@@ -147,10 +148,61 @@ func (a *attempt) end(o outcome) (result, error) {
 	}
 }
 
+// The store calls that end a claim, each reported to the observer.
+
+func (a *attempt) complete(ctx context.Context, o outcome) error {
+	began := a.obs.timing()
+	err := a.store.Complete(ctx, a.key, a.token, o.resp, o.retention)
+	a.obs.storeOp(ctx, a.store, OpComplete, began, err)
+	return err
+}
+
+func (a *attempt) release(ctx context.Context) error {
+	began := a.obs.timing()
+	err := a.store.Release(ctx, a.key, a.token)
+	a.obs.storeOp(ctx, a.store, OpRelease, began, err)
+	return err
+}
+
+func (a *attempt) commit(ctx context.Context, o outcome) error {
+	began := a.obs.timing()
+	err := a.work.Commit(ctx, o.resp, o.retention)
+	a.obs.storeOp(ctx, a.store, OpCommit, began, err)
+	return err
+}
+
+func (a *attempt) rollback(ctx context.Context) error {
+	began := a.obs.timing()
+	err := a.work.Rollback(ctx)
+	a.obs.storeOp(ctx, a.store, OpRollback, began, err)
+	return err
+}
+
+// observeEnd tells the observer that the claim, which end has ended, was
+// answered with res. Both users of attempt call it once, right after end.
+func (a *attempt) observeEnd(res Result) {
+	if a.obs != nil && a.obs.ClaimEnd != nil && a.detached.Context != nil {
+		a.obs.ClaimEnd(a.detached.Context, ClaimEndInfo{Result: res})
+	}
+}
+
+// endedAs is the Result of a claim whose work answered (or gave up) as
+// the Result as says, and whose end did res: a lost lease or a failed
+// commit overrides it.
+func endedAs(as Result, res endResult) Result {
+	switch res {
+	case lost:
+		return ResultLeaseLost
+	case commitFailed:
+		return ResultStoreUnavailable
+	}
+	return as
+}
+
 // recording classifies the error of a call that records an outcome
 // (Complete or Commit): failed is the result of a failure other than a
 // lost lease.
-func recording(err error, failed result) (result, error) {
+func recording(err error, failed endResult) (endResult, error) {
 	switch {
 	case err == nil:
 		return recorded, nil

@@ -66,8 +66,9 @@ type claimer struct {
 	startLimit time.Duration // how long work may take to start (admission.go)
 	slots      slots         // nil: no bound on running work
 	log        *slog.Logger
-	renewer    *renewer // nil: each attempt renews on a timer of its own
-	local      *flights // nil: no local runs to wake waiters
+	renewer    *renewer  // nil: each attempt renews on a timer of its own
+	local      *flights  // nil: no local runs to wake waiters
+	obs        *Observer // nil: no one observes
 }
 
 // newClaimer returns a claimer over store; the caller sets the rest.
@@ -86,8 +87,10 @@ var errNoWork = errors.New("idem/server: ClaimWork acquired a key without a Work
 // it, through Claim otherwise.
 func (cl *claimer) ask(ctx context.Context, k Key, fp string) (answer, error) {
 	if cl.works != nil {
+		began := cl.obs.timing()
 		c, wctx, work, err := cl.works.ClaimWork(ctx, k, fp)
 		if !errors.Is(err, errors.ErrUnsupported) {
+			cl.obs.storeOp(ctx, cl.store, OpClaim, began, err)
 			if err == nil && c.Acquired && (work == nil || wctx == nil) {
 				if work != nil {
 					work.Rollback(ctx)
@@ -97,7 +100,9 @@ func (cl *claimer) ask(ctx context.Context, k Key, fp string) (answer, error) {
 			return answer{Claim: c, inWork: true, ctx: wctx, work: work}, err
 		}
 	}
+	began := cl.obs.timing()
 	c, err := cl.store.Claim(ctx, k, fp, cl.lease)
+	cl.obs.storeOp(ctx, cl.store, OpClaim, began, err)
 	return answer{Claim: c}, err
 }
 

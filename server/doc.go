@@ -28,7 +28,8 @@
 //	repeat, different fingerprint         422 problem+json
 //	repeat while the first still runs     409 with Retry-After (or wait:
 //	                                      Options.Wait)
-//	store failure                         503 with Retry-After
+//	store failure                         503 with Retry-After: 1
+//	store full (ErrStoreFull)             503 with Retry-After: 30
 //	work cannot start in time             503 with Retry-After (key released,
 //	                                      nothing ran: Options.StartTimeout)
 //
@@ -101,6 +102,18 @@
 // claim, the handler's writes and the outcome commit together in one
 // transaction, with no lease to renew and no token to fence, and a
 // crashed worker's claim goes with its connection.
+//
+// # Observing
+//
+// Options.Observer (and RunOptions.Observer) receives an event for each
+// request answered, with its [Result] ("executed", "replayed",
+// "in_flight", "key_reused" and the others), method and route; for each
+// claim's start and end, where a tracer opens and closes a span around
+// the work; for each lease renewal; and for each store call, with its
+// duration. Events never carry a key (unless [Observer].IncludeKey), a
+// scope, a header value, a body or an error's text. A nil Observer costs
+// nothing. Package otelidem makes OpenTelemetry metrics and spans of
+// them.
 //
 // # Stores
 //

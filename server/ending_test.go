@@ -35,6 +35,10 @@ type endingCase struct {
 	err        error
 	withResult bool
 	retry      string // "replay", "runs" (the work runs again) or "held" (409)
+	// result is what the observer hears of the request (of RunOnce, the
+	// same, except that work cancelled without answering returns an
+	// error: ResultReleased).
+	result server.Result
 }
 
 var errWork = errors.New("work failed")
@@ -46,26 +50,26 @@ func endingCases() []endingCase {
 	loseLease := func(s *fakeStore) { s.loseLease = true }
 	handlerFailed, leaseLost, unavailable := server.ProblemHandlerFailed, server.ProblemLeaseLost, server.ProblemStoreUnavailable
 	return []endingCase{
-		{"returns", "Store", "answer", nil, []string{"Complete"}, 201, "", nil, false, "replay"},
-		{"returns a released status", "Store", "fail", nil, []string{"Release"}, 500, "", errWork, false, "runs"},
-		{"panics", "Store", "panic", nil, []string{"Release"}, 500, handlerFailed, nil, false, "runs"},
-		{"cancelled without answering", "Store", "cancel", nil, []string{"Release"}, 500, handlerFailed, context.Canceled, false, "runs"},
-		{"lease lost", "Store", "lose", loseLease, []string{"Complete"}, 409, leaseLost, server.ErrLeaseLost, false, "held"},
-		{"record failed", "Store", "answer", failComplete, []string{"Complete"}, 201, "", errStore, true, "held"},
+		{"returns", "Store", "answer", nil, []string{"Complete"}, 201, "", nil, false, "replay", server.ResultExecuted},
+		{"returns a released status", "Store", "fail", nil, []string{"Release"}, 500, "", errWork, false, "runs", server.ResultReleased},
+		{"panics", "Store", "panic", nil, []string{"Release"}, 500, handlerFailed, nil, false, "runs", server.ResultHandlerFailed},
+		{"cancelled without answering", "Store", "cancel", nil, []string{"Release"}, 500, handlerFailed, context.Canceled, false, "runs", server.ResultHandlerFailed},
+		{"lease lost", "Store", "lose", loseLease, []string{"Complete"}, 409, leaseLost, server.ErrLeaseLost, false, "held", server.ResultLeaseLost},
+		{"record failed", "Store", "answer", failComplete, []string{"Complete"}, 201, "", errStore, true, "held", server.ResultExecuted},
 
-		{"returns", "Transactor", "answer", nil, []string{"Commit"}, 201, "", nil, false, "replay"},
-		{"returns a released status", "Transactor", "fail", nil, []string{"Rollback", "Release"}, 500, "", errWork, false, "runs"},
-		{"panics", "Transactor", "panic", nil, []string{"Rollback", "Release"}, 500, handlerFailed, nil, false, "runs"},
-		{"cancelled without answering", "Transactor", "cancel", nil, []string{"Rollback", "Release"}, 500, handlerFailed, context.Canceled, false, "runs"},
-		{"lease lost", "Transactor", "lose", loseLease, []string{"Rollback", "Release"}, 409, leaseLost, server.ErrLeaseLost, false, "held"},
-		{"commit failed", "Transactor", "answer", failCommit, []string{"Commit", "Release"}, 503, unavailable, errStore, false, "runs"},
+		{"returns", "Transactor", "answer", nil, []string{"Commit"}, 201, "", nil, false, "replay", server.ResultExecuted},
+		{"returns a released status", "Transactor", "fail", nil, []string{"Rollback", "Release"}, 500, "", errWork, false, "runs", server.ResultReleased},
+		{"panics", "Transactor", "panic", nil, []string{"Rollback", "Release"}, 500, handlerFailed, nil, false, "runs", server.ResultHandlerFailed},
+		{"cancelled without answering", "Transactor", "cancel", nil, []string{"Rollback", "Release"}, 500, handlerFailed, context.Canceled, false, "runs", server.ResultHandlerFailed},
+		{"lease lost", "Transactor", "lose", loseLease, []string{"Rollback", "Release"}, 409, leaseLost, server.ErrLeaseLost, false, "held", server.ResultLeaseLost},
+		{"commit failed", "Transactor", "answer", failCommit, []string{"Commit", "Release"}, 503, unavailable, errStore, false, "runs", server.ResultStoreUnavailable},
 
-		{"returns", "WorkClaimer", "answer", nil, []string{"Commit"}, 201, "", nil, false, "replay"},
-		{"returns a released status", "WorkClaimer", "fail", nil, []string{"Rollback"}, 500, "", errWork, false, "runs"},
-		{"panics", "WorkClaimer", "panic", nil, []string{"Rollback"}, 500, handlerFailed, nil, false, "runs"},
-		{"cancelled without answering", "WorkClaimer", "cancel", nil, []string{"Rollback"}, 500, handlerFailed, context.Canceled, false, "runs"},
-		{"recorded by another unit of work", "WorkClaimer", "answer", loseCommit, []string{"Commit"}, 409, leaseLost, server.ErrLeaseLost, false, "runs"},
-		{"commit failed", "WorkClaimer", "answer", failCommit, []string{"Commit"}, 503, unavailable, errStore, false, "runs"},
+		{"returns", "WorkClaimer", "answer", nil, []string{"Commit"}, 201, "", nil, false, "replay", server.ResultExecuted},
+		{"returns a released status", "WorkClaimer", "fail", nil, []string{"Rollback"}, 500, "", errWork, false, "runs", server.ResultReleased},
+		{"panics", "WorkClaimer", "panic", nil, []string{"Rollback"}, 500, handlerFailed, nil, false, "runs", server.ResultHandlerFailed},
+		{"cancelled without answering", "WorkClaimer", "cancel", nil, []string{"Rollback"}, 500, handlerFailed, context.Canceled, false, "runs", server.ResultHandlerFailed},
+		{"recorded by another unit of work", "WorkClaimer", "answer", loseCommit, []string{"Commit"}, 409, leaseLost, server.ErrLeaseLost, false, "runs", server.ResultLeaseLost},
+		{"commit failed", "WorkClaimer", "answer", failCommit, []string{"Commit"}, 503, unavailable, errStore, false, "runs", server.ResultStoreUnavailable},
 	}
 }
 
@@ -132,8 +136,10 @@ func TestEveryEndingEndsTheClaimOnce(t *testing.T) {
 	t.Parallel()
 	eachEnding(t, func(t *testing.T, c endingCase, fs *fakeStore, heal func()) {
 		runs := 0
-		h := server.Middleware(c.storeOf(fs), server.Options{SingleTenant: true})(
+		events := &eventLog{}
+		h := server.Middleware(c.storeOf(fs), server.Options{SingleTenant: true, Observer: events.observer()})(
 			http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				assert.NotNil(t, r.Context().Value(claimStartedKey{}), "the handler runs in the context ClaimStart returned")
 				runs++
 				behave := c
 				if runs > 1 {
@@ -161,6 +167,7 @@ func TestEveryEndingEndsTheClaimOnce(t *testing.T) {
 			assert.Zero(t, claims, "a WorkClaimer's keys are claimed with ClaimWork only")
 			assert.Zero(t, renewals, "a claim held by a unit of work is not renewed")
 		}
+		events.check(t, c, c.result)
 
 		heal()
 		again := serveDirect(h, "ending-1", "x")
@@ -187,7 +194,11 @@ func TestEveryEndingEndsTheClaimOnceRunOnce(t *testing.T) {
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
 		runs := 0
+		events := &eventLog{}
 		work := func(ctx context.Context) ([]byte, error) {
+			if runs == 0 { // the retry below is not observed
+				assert.NotNil(t, ctx.Value(claimStartedKey{}), "the work runs in the context ClaimStart returned")
+			}
 			runs++
 			switch status := c.work(t, ctx, cancel); {
 			case status == 0:
@@ -203,9 +214,14 @@ func TestEveryEndingEndsTheClaimOnceRunOnce(t *testing.T) {
 		)
 		panicked := func() (v any) {
 			defer func() { v = recover() }()
-			got, _, err = server.RunOnce(ctx, store, k, "fp", work, server.RunOptions{})
+			got, _, err = server.RunOnce(ctx, store, k, "fp", work, server.RunOptions{Observer: events.observer()})
 			return nil
 		}()
+		want := c.result
+		if c.behave == "cancel" {
+			want = server.ResultReleased // the work returned ctx's error
+		}
+		events.check(t, c, want)
 
 		assert.Equal(t, c.ends, fs.endsOf(k), "the calls that ended the claim")
 		switch {

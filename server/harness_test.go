@@ -231,7 +231,10 @@ func requireProblem(t *testing.T, r reply, status int, typ string) {
 	assert.Contains(t, r.body, `"detail":`)
 	assert.NotContains(t, r.body, "secret")
 	assert.False(t, r.replayed())
-	if status == http.StatusConflict || status == http.StatusServiceUnavailable {
+	switch {
+	case typ == server.ProblemStoreFull:
+		assert.Equal(t, "30", r.header.Get("Retry-After"))
+	case status == http.StatusConflict || status == http.StatusServiceUnavailable:
 		assert.Equal(t, "1", r.header.Get("Retry-After"))
 	}
 }

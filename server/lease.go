@@ -23,9 +23,10 @@ func (a *attempt) startRenewal(rn *renewer) {
 	a.mu.Unlock()
 }
 
-// renew renews the lease once. A lost lease cancels the work; any other
-// failure is logged, and the next renewal tries again while the lease may
-// still be valid. It reports whether renewal should go on.
+// renew renews the lease once, and reports it to the observer. A lost
+// lease cancels the work; any other failure is logged, and the next
+// renewal tries again while the lease may still be valid. It reports
+// whether renewal should go on.
 func (a *attempt) renew() bool {
 	a.mu.Lock()
 	over, busy := a.ended || a.lost, a.renewing
@@ -38,8 +39,11 @@ func (a *attempt) renew() bool {
 		return true
 	}
 	ctx, cancel := context.WithTimeout(&a.detached, a.renewEvery)
+	began := a.obs.timing()
 	err := a.store.Renew(ctx, a.key, a.token, a.lease)
+	a.obs.storeOp(ctx, a.store, OpRenew, began, err)
 	cancel()
+	a.obs.renewal(&a.detached, err)
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.renewing = false

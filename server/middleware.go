@@ -25,7 +25,9 @@ import (
 //     malformed, 401 if Options.Scope finds no scope, 413 if the body is
 //     over Options.MaxBody;
 //   - claims the key with the request's [Fingerprint]. A store failure is
-//     answered 503 with Retry-After and logged; nothing runs;
+//     answered 503 with Retry-After and logged; nothing runs. A full
+//     store ([ErrStoreFull]) is answered 503 with [ProblemStoreFull] and
+//     a longer Retry-After, and logged as a warning without the key;
 //   - on the first request, starts the work within Options.StartTimeout
 //     (a slot under Options.MaxConcurrent, the store's unit of work) or
 //     releases the key and answers 503 with Retry-After, the handler not
@@ -76,7 +78,7 @@ func Middleware(store Store, opts Options) func(http.Handler) http.Handler {
 	}
 	cl := newClaimer(store)
 	cl.lease, cl.renewEvery, cl.wait, cl.startLimit = cfg.lease, cfg.renewEvery, cfg.wait, cfg.startLimit
-	cl.slots, cl.log, cl.renewer = newSlots(cfg.maxConcurrent), cfg.log, newRenewer(cfg.renewEvery)
+	cl.slots, cl.log, cl.renewer, cl.obs = newSlots(cfg.maxConcurrent), cfg.log, newRenewer(cfg.renewEvery), cfg.obs
 	if cfg.wait > 0 {
 		cl.local = newFlights()
 	}
@@ -102,26 +104,30 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.next.ServeHTTP(w, r)
 			return
 		}
-		h.cfg.problems.keyMissing.write(w)
+		h.refuse(w, r, h.cfg.problems.keyMissing, ResultKeyMissing)
 		return
 	}
 	if len(vals) > 1 {
-		h.cfg.problems.keyInvalid.write(w)
+		h.refuse(w, r, h.cfg.problems.keyInvalid, ResultKeyInvalid)
 		return
 	}
 	key, err := ParseKey(vals[0])
 	if err != nil {
-		h.cfg.problems.keyInvalid.write(w)
+		h.refuse(w, r, h.cfg.problems.keyInvalid, ResultKeyInvalid)
 		return
 	}
 	scope, ok := h.scope(r)
 	if !ok {
-		problemScopeUnavailable.write(w)
+		h.refuse(w, r, problemScopeUnavailable, ResultScopeUnavailable)
 		return
 	}
 	body, p := h.readBody(r)
 	if p != nil {
-		p.write(w)
+		res := ResultBodyUnreadable
+		if p.status == http.StatusRequestEntityTooLarge {
+			res = ResultBodyTooLarge
+		}
+		h.refuse(w, r, p, res)
 		return
 	}
 	k := Key{Scope: scope, Key: key}
@@ -129,16 +135,29 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ans, v, err := h.claims.claim(r.Context(), k, fp)
 	switch {
 	case err != nil:
+		h.observe(r, storeResult(err))
 		h.storeFailed(w, r, k, "claim", err)
 	case v == claimAcquired:
 		h.run(w, r, k, fp, ans, body)
 	case v == claimReused:
-		problemKeyReused.write(w)
+		h.refuse(w, r, problemKeyReused, ResultKeyReused)
 	case v == claimReplay:
+		h.observe(r, ResultReplayed)
 		replay(w, ans.Record.Response)
 	default:
-		problemInFlight.write(w)
+		h.refuse(w, r, problemInFlight, ResultInFlight)
 	}
+}
+
+// observe reports r, answered with res, to the observer.
+func (h *handler) observe(r *http.Request, res Result) {
+	h.cfg.obs.request(r.Context(), r.Method, r.Pattern, res)
+}
+
+// refuse answers r with p, reported as res.
+func (h *handler) refuse(w http.ResponseWriter, r *http.Request, p *problem, res Result) {
+	h.observe(r, res)
+	p.write(w)
 }
 
 // scope returns the request's scope, or false if it has none.
@@ -201,6 +220,29 @@ type firstEnd struct {
 	resp   Response // the handler's answer (answered)
 	record bool     // resp's outcome is recorded, as stored
 	stored Response
+}
+
+// result is the Result of a first execution that ended as e says, and
+// whose claim ended with res.
+func (e *firstEnd) result(res endResult) Result {
+	switch e.how {
+	case abandoned:
+		return ResultHandlerFailed
+	case notStarted:
+		switch {
+		case errors.Is(e.err, ErrOverloaded):
+			return ResultOverloaded
+		case errors.Is(e.err, ErrLeaseLost):
+			return ResultLeaseLost
+		}
+		return storeResult(e.err)
+	case cancelled:
+		return endedAs(ResultHandlerFailed, res)
+	}
+	if !e.record {
+		return endedAs(ResultReleased, res)
+	}
+	return endedAs(ResultExecuted, res)
 }
 
 // endHow is the way a first execution ended.
@@ -272,6 +314,9 @@ func (h *handler) finish(w http.ResponseWriter, r *http.Request, a *attempt, fl 
 		}
 		h.claims.local.finish(a.key, fl, stored)
 	}
+	result := e.result(res)
+	a.observeEnd(result)
+	h.observe(r, result)
 	k, log := a.key, h.cfg.log
 	switch e.how {
 	case abandoned:
@@ -346,10 +391,21 @@ func (h *handler) finish(w http.ResponseWriter, r *http.Request, a *attempt, fl 
 	}
 }
 
-// storeFailed logs a store failure and answers 503.
+// storeFailed logs a store failure and answers 503: a full store
+// ([ErrStoreFull]) with ProblemStoreFull and a warning that names no key
+// (it refuses every new key alike, and says so often), any other failure
+// with ProblemStoreUnavailable and an error.
 func (h *handler) storeFailed(w http.ResponseWriter, r *http.Request, k Key, op string, err error) {
-	if h.cfg.log != nil && r.Context().Err() == nil {
-		h.cfg.log.Error("idem: store failed", "op", op, "scope", k.Scope, "key", k.Key, "err", err)
+	log := h.cfg.log
+	if errors.Is(err, ErrStoreFull) {
+		if log != nil {
+			log.Warn("idem: store full, request refused", "op", op, "method", r.Method, "route", route(r.Pattern), "err", err)
+		}
+		problemStoreFull.write(w)
+		return
+	}
+	if log != nil && r.Context().Err() == nil {
+		log.Error("idem: store failed", "op", op, "scope", k.Scope, "key", k.Key, "err", err)
 	}
 	problemStoreUnavailable.write(w)
 }

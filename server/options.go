@@ -114,6 +114,12 @@ type Options struct {
 	// Logger receives store failures, panics and lost leases. Default nil:
 	// nothing is logged.
 	Logger *slog.Logger
+
+	// Observer receives an event for each request answered, each claim,
+	// lease renewal and store call, for metrics and traces (package
+	// otelidem turns them into OpenTelemetry's). Default nil: nothing is
+	// reported, at no cost.
+	Observer *Observer
 }
 
 // config is Options with defaults applied.
@@ -131,6 +137,7 @@ type config struct {
 	startLimit        time.Duration
 	storeServerErrors bool
 	log               *slog.Logger
+	obs               *Observer
 	problems          limitProblems // built from header and maxBody
 }
 
@@ -149,6 +156,7 @@ func (o Options) config() (config, error) {
 		startLimit:        o.StartTimeout,
 		storeServerErrors: o.StoreServerErrors,
 		log:               o.Logger,
+		obs:               o.Observer,
 	}
 	switch {
 	case o.Scope == nil && !o.SingleTenant:

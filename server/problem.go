@@ -45,9 +45,16 @@ const (
 	// ProblemHandlerFailed: 500, the handler panicked. Nothing was
 	// recorded; a retry with the same key runs the handler again.
 	ProblemHandlerFailed = "https://idem.dev/problems/handler-failed"
-	// ProblemStoreUnavailable: 503 with Retry-After, the idempotency store
-	// failed or is full. Nothing ran; a retry with the same key is safe.
+	// ProblemStoreUnavailable: 503 with Retry-After 1, the idempotency
+	// store failed (or a unit of work's commit failed, undoing the work).
+	// A retry with the same key is safe.
 	ProblemStoreUnavailable = "https://idem.dev/problems/store-unavailable"
+	// ProblemStoreFull: 503 with Retry-After 30, the idempotency store has
+	// no room for a new key ([ErrStoreFull]): it keeps every key for its
+	// retention rather than forget one that a retry may still send.
+	// Nothing ran; a retry with the same key is safe, and gets in once
+	// recorded keys expire and make room.
+	ProblemStoreFull = "https://idem.dev/problems/store-full"
 	// ProblemOverloaded: 503 with Retry-After, the request's work could
 	// not start within Options.StartTimeout (Options.MaxConcurrent
 	// requests were running, or the store's unit of work did not begin in
@@ -60,18 +67,23 @@ const (
 // documents.
 const ProblemContentType = "application/problem+json"
 
-// retryAfterSeconds is the Retry-After the middleware sends with 409 and
-// 503: the first request is probably done, or the store back, by then.
-const retryAfterSeconds = "1"
+// Retry-After values the middleware sends. soon goes with 409 and most
+// 503s: the first request is probably done, or the store back, by then.
+// full goes with ProblemStoreFull: room comes back only as recorded keys
+// expire, so a client that comes back at once would be refused again.
+const (
+	retryAfterSoon = "1"
+	retryAfterFull = "30"
+)
 
 // problem is one prepared problem document.
 type problem struct {
 	status     int
-	retryAfter bool
+	retryAfter string // "": none
 	body       []byte
 }
 
-func newProblem(status int, typ, title, detail string, retryAfter bool) *problem {
+func newProblem(status int, typ, title, detail string, retryAfter string) *problem {
 	body, err := json.Marshal(struct {
 		Type   string `json:"type"`
 		Title  string `json:"title"`
@@ -87,34 +99,37 @@ func newProblem(status int, typ, title, detail string, retryAfter bool) *problem
 var (
 	problemBodyUnreadable = newProblem(http.StatusBadRequest, ProblemBodyUnreadable,
 		"Request body unreadable",
-		"The request body could not be read. Nothing ran; retry with the same key.", false)
+		"The request body could not be read. Nothing ran; retry with the same key.", "")
 	problemBodyCut = newProblem(http.StatusRequestEntityTooLarge, ProblemBodyTooLarge,
 		"Request body too large",
-		"The request body is over the server's limit.", false)
+		"The request body is over the server's limit.", "")
 	problemScopeUnavailable = newProblem(http.StatusUnauthorized, ProblemScopeUnavailable,
 		"Scope unavailable",
-		"The request is not attributed to a client, so its idempotency key cannot be used.", false)
+		"The request is not attributed to a client, so its idempotency key cannot be used.", "")
 	problemInFlight = newProblem(http.StatusConflict, ProblemInFlight,
 		"Request in progress",
-		"An earlier request with this idempotency key is still running. Retry later to get its outcome.", true)
+		"An earlier request with this idempotency key is still running. Retry later to get its outcome.", retryAfterSoon)
 	problemLeaseLost = newProblem(http.StatusConflict, ProblemLeaseLost,
 		"Request superseded",
-		"Another request with this idempotency key took it over. Retry later to get its outcome.", true)
+		"Another request with this idempotency key took it over. Retry later to get its outcome.", retryAfterSoon)
 	problemKeyReused = newProblem(http.StatusUnprocessableEntity, ProblemKeyReused,
 		"Idempotency key reused",
-		"This idempotency key was used with a different request. Use a new key for a new operation.", false)
+		"This idempotency key was used with a different request. Use a new key for a new operation.", "")
 	problemHandlerFailed = newProblem(http.StatusInternalServerError, ProblemHandlerFailed,
 		"Request failed",
-		"The request failed and nothing was recorded. Retry with the same key.", false)
+		"The request failed and nothing was recorded. Retry with the same key.", "")
 	problemCommitFailed = newProblem(http.StatusServiceUnavailable, ProblemStoreUnavailable,
 		"Outcome not recorded",
-		"The request's work was undone, or, if it was recorded after all, a retry replays it. Retry with the same key.", true)
+		"The request's work was undone, or, if it was recorded after all, a retry replays it. Retry with the same key.", retryAfterSoon)
 	problemStoreUnavailable = newProblem(http.StatusServiceUnavailable, ProblemStoreUnavailable,
 		"Idempotency store unavailable",
-		"The request could not be checked for repeats, so it did not run. Retry with the same key.", true)
+		"The request could not be checked for repeats, so it did not run. Retry with the same key.", retryAfterSoon)
+	problemStoreFull = newProblem(http.StatusServiceUnavailable, ProblemStoreFull,
+		"Idempotency store full",
+		"The server has no room to record a new idempotency key, so the request did not run. Retry later with the same key.", retryAfterFull)
 	problemOverloaded = newProblem(http.StatusServiceUnavailable, ProblemOverloaded,
 		"Server busy",
-		"The request could not start in time, so it did not run. Retry later with the same key.", true)
+		"The request could not start in time, so it did not run. Retry later with the same key.", retryAfterSoon)
 )
 
 // limitProblems are the problem documents whose texts name the
@@ -130,14 +145,14 @@ func newLimitProblems(header string, maxBody int64) limitProblems {
 	return limitProblems{
 		keyMissing: newProblem(http.StatusBadRequest, ProblemKeyMissing,
 			"Idempotency key missing",
-			"This request must carry an "+header+" header.", false),
+			"This request must carry an "+header+" header.", ""),
 		keyInvalid: newProblem(http.StatusBadRequest, ProblemKeyInvalid,
 			"Idempotency key invalid",
 			"The "+header+" header must hold 1 to "+strconv.Itoa(MaxKeyLen)+
-				" printable ASCII characters, sent bare or as a quoted string, in one field.", false),
+				" printable ASCII characters, sent bare or as a quoted string, in one field.", ""),
 		bodyTooLarge: newProblem(http.StatusRequestEntityTooLarge, ProblemBodyTooLarge,
 			"Request body too large",
-			"The request body is over "+byteSize(maxBody)+", the limit for idempotent requests.", false),
+			"The request body is over "+byteSize(maxBody)+", the limit for idempotent requests.", ""),
 	}
 }
 
@@ -167,8 +182,8 @@ func (p *problem) write(w http.ResponseWriter) {
 	h.Del("Content-Length")
 	h.Set("Content-Type", ProblemContentType)
 	h.Set("Cache-Control", "no-store")
-	if p.retryAfter {
-		h.Set("Retry-After", retryAfterSeconds)
+	if p.retryAfter != "" {
+		h.Set("Retry-After", p.retryAfter)
 	}
 	w.WriteHeader(p.status)
 	w.Write(p.body)

@@ -46,6 +46,10 @@ type RunOptions struct {
 	StartTimeout time.Duration
 	// Logger receives failures to renew or release. Default nil: silent.
 	Logger *slog.Logger
+	// Observer receives an event for the call's result (as a request with
+	// no method or route), its claim, lease renewals and store calls.
+	// Default nil: nothing is reported.
+	Observer *Observer
 }
 
 // RunOnce runs work at most once per key k (the claim-run-record cycle of
@@ -85,18 +89,22 @@ func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(conte
 	cl.lease = orDefault(opts.Lease, DefaultLease)
 	cl.renewEvery = max(cl.lease/3, time.Millisecond)
 	cl.startLimit = orDefault(opts.StartTimeout, cl.renewEvery)
-	cl.wait, cl.log = opts.Wait, opts.Logger
+	cl.wait, cl.log, cl.obs = opts.Wait, opts.Logger, opts.Observer
 	retention := orDefault(opts.Retention, DefaultRetention)
 
 	ans, v, err := cl.claim(ctx, k, fp)
 	switch {
 	case err != nil:
+		cl.obs.request(ctx, "", "", storeResult(err))
 		return nil, false, fmt.Errorf("idem/server: claim: %w", err)
 	case v == claimReused:
+		cl.obs.request(ctx, "", "", ResultKeyReused)
 		return nil, false, ErrKeyReused
 	case v == claimReplay:
+		cl.obs.request(ctx, "", "", ResultReplayed)
 		return bytes.Clone(ans.Record.Response.Body), true, nil
 	case v != claimAcquired:
+		cl.obs.request(ctx, "", "", ResultInFlight)
 		return nil, false, ErrInFlight
 	}
 
@@ -111,6 +119,9 @@ func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(conte
 	)
 	defer func() {
 		res, endErr := a.end(o)
+		r := runOnceResult(res, returned, startErr, workErr)
+		a.observeEnd(r)
+		cl.obs.request(ctx, "", "", r)
 		if returned {
 			result, err = runResult(k, res, endErr, result, startErr, workErr, opts.Logger)
 		}
@@ -130,10 +141,29 @@ func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(conte
 	return result, false, nil // answered by the deferred call
 }
 
+// runOnceResult is the Result of a RunOnce call whose claim ended with
+// res: its work did not start (startErr), panicked (not returned), failed
+// (workErr) or succeeded.
+func runOnceResult(res endResult, returned bool, startErr, workErr error) Result {
+	switch {
+	case startErr != nil && errors.Is(startErr, ErrOverloaded):
+		return ResultOverloaded
+	case startErr != nil && errors.Is(startErr, ErrLeaseLost):
+		return ResultLeaseLost
+	case startErr != nil:
+		return storeResult(startErr)
+	case !returned:
+		return ResultHandlerFailed
+	case workErr != nil:
+		return endedAs(ResultReleased, res)
+	}
+	return endedAs(ResultExecuted, res)
+}
+
 // runResult is RunOnce's answer once the claim of k ended with res (and
 // endErr): the work did not start (startErr), failed (workErr), or
 // returned result.
-func runResult(k Key, res result, endErr error, result []byte, startErr, workErr error, log *slog.Logger) ([]byte, error) {
+func runResult(k Key, res endResult, endErr error, result []byte, startErr, workErr error, log *slog.Logger) ([]byte, error) {
 	switch {
 	case startErr != nil:
 		if res == releaseFailed && log != nil {

@@ -57,6 +57,24 @@ func (s slots) give() {
 	}
 }
 
+// claimStarted tells the observer that k was acquired (taken over, or
+// under a lease, as the flags say), and returns the context the work runs
+// in: the one Observer.ClaimStart returns, or ctx.
+func (cl *claimer) claimStarted(ctx context.Context, k Key, takenOver, leased bool) context.Context {
+	o := cl.obs
+	if o == nil || o.ClaimStart == nil {
+		return ctx
+	}
+	info := ClaimStartInfo{TakenOver: takenOver, Leased: leased}
+	if o.IncludeKey {
+		info.Key = k.Key
+	}
+	if c := o.ClaimStart(ctx, info); c != nil {
+		return c
+	}
+	return ctx
+}
+
 // start starts the work on k, acquired in ans, under a (zero before; its
 // user embeds it to save allocations, and defers a.end right after start
 // returns, whatever it returns). A lease claim's renewal begins at once,
@@ -65,19 +83,25 @@ func (s slots) give() {
 // store's unit of work (Transactor.BeginWork), both within cl.startLimit.
 //
 // start returns the context the work runs with: parent's values (and the
-// unit of work's), cancelled when parent is, when a ends, or with cause
+// unit of work's, and the observer's: see Observer.ClaimStart), cancelled when parent is, when a ends, or with cause
 // ErrLeaseLost when renewal finds the key taken over. If the work cannot
 // start it returns why: ErrOverloaded past the limit, ErrLeaseLost if the
 // lease was lost meanwhile, or BeginWork's error (the store's, or ctx's).
 func (cl *claimer) start(a *attempt, parent context.Context, k Key, ans answer) (context.Context, error) {
 	a.store, a.key, a.token, a.lease, a.renewEvery, a.log = cl.store, k, ans.Token, cl.lease, cl.renewEvery, cl.log
-	a.detached.Context = parent
-	var ctx context.Context
+	a.obs = cl.obs
+	// The claim's context: the request's (or the unit of work's), and what
+	// the observer adds, such as a span. The work runs in it; renewals and
+	// the store calls that end the claim get its values, never its
+	// cancellation.
+	base := parent
 	if ans.inWork {
-		a.inWork, a.work = true, ans.work
-		ctx, a.cancel = context.WithCancelCause(ans.ctx)
-	} else {
-		ctx, a.cancel = context.WithCancelCause(parent)
+		a.inWork, a.work, base = true, ans.work, ans.ctx
+	}
+	a.detached.Context = cl.claimStarted(base, k, ans.TakenOver, !ans.inWork)
+	var ctx context.Context
+	ctx, a.cancel = context.WithCancelCause(a.detached.Context)
+	if !ans.inWork {
 		a.startRenewal(cl.renewer)
 	}
 	if cl.slots == nil && (a.inWork || cl.tx == nil) {
@@ -91,7 +115,9 @@ func (cl *claimer) start(a *attempt, parent context.Context, k Key, ans answer) 
 	if err == nil && !a.inWork && cl.tx != nil {
 		var wctx context.Context
 		var work Work
+		began := cl.obs.timing()
 		wctx, work, err = cl.tx.BeginWork(ctx, k, a.token)
+		cl.obs.storeOp(ctx, cl.store, OpBegin, began, err)
 		if err == nil {
 			ctx, a.work = wctx, work // a nil Work: the work runs outside the store
 		}

@@ -1,6 +1,6 @@
 // This file holds the contracts between the middleware and a store: the
-// records a store keeps, [Store], and the optional [Transactor] and
-// [WorkClaimer] with the [Work] they begin.
+// records a store keeps, [Store], the optional [Transactor] and
+// [WorkClaimer] with the [Work] they begin, and the errors stores return.
 
 package server
 
@@ -78,7 +78,8 @@ type Store interface {
 	// caller acquires it under a fresh token with a lease of the given
 	// length. Otherwise Claim reports the existing record and changes
 	// nothing; in particular a running record whose fingerprint differs is
-	// never taken over, lapsed lease or not.
+	// never taken over, lapsed lease or not. A store with no room for a
+	// new key refuses it with an error wrapping ErrStoreFull.
 	Claim(ctx context.Context, k Key, fingerprint string, lease time.Duration) (Claim, error)
 
 	// Renew extends the lease held under token to lease from now. It returns
@@ -167,6 +168,16 @@ type Work interface {
 	// the key; after ClaimWork the rollback frees it.
 	Rollback(ctx context.Context) error
 }
+
+// ErrStoreFull is wrapped by the error a store returns from Claim (or
+// ClaimWork) when it has no room for a new key: it never forgets a key
+// inside its retention to make room. Nothing was claimed. The middleware
+// answers 503 with [ProblemStoreFull] and a Retry-After longer than a
+// failing store's, and logs a warning without the key; [RunOnce] returns
+// an error wrapping it. A store wraps it in a sentinel of its own:
+//
+//	var ErrFull = fmt.Errorf("idem/mystore: store full: %w", server.ErrStoreFull)
+var ErrStoreFull = errors.New("idem/server: store full")
 
 // ErrLeaseLost is returned by a store when a key is no longer held under the
 // caller's lease token: the lease lapsed and another worker took the key
