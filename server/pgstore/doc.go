@@ -10,12 +10,13 @@
 //	defer pool.Close()
 //	store, err := pgstore.New(pool, pgstore.Options{Transactional: true})
 //	if err != nil { ... }
+//	defer store.Close()
 //	if err := store.Migrate(ctx); err != nil { ... }
 //	mux.Handle("POST /charges", server.Middleware(store, server.Options{Scope: tenantOf})(charge))
 //
 // and in the handler:
 //
-//	tx, _ := pgstore.Tx(r.Context())
+//	tx, _ := pgstore.Tx(r.Context()) // without a transaction, its statements fail with ErrNoTx
 //	_, err := tx.Exec(r.Context(), "INSERT INTO charges ...")
 //
 // A Store is safe for concurrent use, and any number of processes may share
@@ -33,22 +34,27 @@
 //
 // # Round trips
 //
-// Every operation is a single statement in a single round trip once the
-// pool's connection has prepared it (pgx caches prepared statements per
-// connection):
+// Each operation is one round trip once the pool's connection has prepared
+// its statements (pgx caches prepared statements per connection); where it
+// sends several statements, they are pipelined:
 //
+//	ClaimWork, new key             1   BEGIN, the key's lock and the record lookup, pipelined
+//	ClaimWork, replay or in flight 1   the same; the ROLLBACK follows after the answer
+//	Work.Commit after ClaimWork    1   the record INSERT and COMMIT, pipelined
 //	Claim, new key                 1   INSERT ... ON CONFLICT DO NOTHING, which also reads an existing row
 //	Claim, replay or in flight     1   the same statement; no transaction ID, no WAL, no row lock
 //	Claim, takeover                2   the claim, then an UPDATE fenced by the token it saw
 //	Renew, Release, Complete       1
 //	BeginWork (transactional)      1   BEGIN on a connection of its own
-//	Work.Commit (transactional)    1   the fenced UPDATE and COMMIT, pipelined
+//	Work.Commit after BeginWork    1   the fenced UPDATE and COMMIT, pipelined
 //	Purge                          1   per batch
 //
-// Through [server.Middleware] a replay therefore costs one round trip, a
-// new key two (claim, complete), or three plus the handler's own statements
-// in transactional mode. pgxpool may add a ping when it hands out a
-// connection that sat idle for over a second (pgxpool.Config.ShouldPing).
+// Through [server.Middleware] a replay therefore costs one round trip, and
+// a new key two: claim and complete, or, in transactional mode, ClaimWork
+// and the Work's Commit around the handler's own statements (claimed under
+// a lease, it would be three: claim, BEGIN, commit). pgxpool may add a ping
+// when it hands out a connection that sat idle for over a second
+// (pgxpool.Config.ShouldPing).
 //
 // A claim that meets a row inserted by a transaction still in progress
 // waits for it (ON CONFLICT does), then runs again, at most a few times, to
@@ -60,9 +66,13 @@
 // session's default isolation. Where that is REPEATABLE READ or
 // SERIALIZABLE, a statement that finds the key's row changed since its
 // snapshot fails with a serialization error; the store runs it again. The
-// work's transaction in transactional mode is always READ COMMITTED: lease
-// renewals update the key's row while the work runs, and a stricter level
-// would fail the fenced commit.
+// work's transaction in transactional mode is always READ COMMITTED:
+// ClaimWork reads the record in the statement after the one that took the
+// lock, which must take a snapshot of its own (a REPEATABLE READ
+// transaction keeps its first statement's), and under a lease, renewals
+// update the key's row while the work runs, which would fail a stricter
+// transaction's fenced commit. Handlers that need a stricter level for
+// their own reads lock what they read (SELECT ... FOR UPDATE).
 //
 // # Durability
 //
@@ -87,37 +97,118 @@
 // (a call to another service) and that window matters, set
 // Options.DurableClaims.
 //
+// A key claimed with ClaimWork writes nothing before its Commit, which is
+// as durable as Complete: a crash of the database server ends the work's
+// transaction and its lock together, and the retry runs.
+//
 // # Transactional mode
 //
-// With Options.Transactional, [Store.BeginWork] takes a connection from the
-// pool and begins a READ COMMITTED transaction that the
-// handler reaches through [Tx]. The work's Commit runs the fenced completion as the
-// transaction's last statement and commits: the business writes and the
-// stored response are one atomic commit. If the lease was lost (the key was
-// taken over while the handler ran), the completion fails, the transaction
-// rolls back, and Commit returns [server.ErrLeaseLost]: a late worker's
-// writes vanish. Rollback, used by the middleware for 5xx, panics and the
-// other released outcomes, discards the writes.
+// With Options.Transactional the handler's writes commit together with the
+// stored response, or not at all: the handler reaches the work's
+// transaction through [Tx]. The transaction is READ COMMITTED and
+// read-write, whatever the session's defaults. The middleware and
+// server.RunOnce claim the key with [Store.ClaimWork]:
 //
-// Each running request holds a pool connection for its transaction, and
-// lease renewals need another one from the same pool: size the pool above
-// the number of requests that run at once. A renewal that cannot get a
-// connection fails, and a handler whose renewals fail for a whole lease
-// has its context cancelled (see server.Middleware).
+//   - the transaction is the lease: BEGIN, a transaction-scoped advisory
+//     lock on the key (pg_try_advisory_xact_lock, which never waits), and
+//     then, in the next statement, the key's record, all in one round
+//     trip. A statement reads from a snapshot taken when it starts, and
+//     the lookup starts after the lock was granted, so it sees any record
+//     the lock's previous holder committed; read in the statement that
+//     takes the lock, it could miss one committed a moment before, and run
+//     the key again.
+//   - a free key's work runs in that transaction; its Commit inserts the
+//     record as the transaction's last statement, pipelined with COMMIT:
+//     one transaction, one commit, one WAL flush. Rollback discards the
+//     writes, and the lock with them, which frees the key.
+//   - a stored outcome is replayed without a write; a key whose lock
+//     another transaction holds is answered in flight (409, or the
+//     middleware's wait mode) without holding a connection: the claim's
+//     own transaction, which wrote nothing, is rolled back after the
+//     answer. Its Fingerprint is empty: the running request's body is not
+//     known until it commits, so a request with another body is told 409,
+//     then 422 once the first is stored.
+//   - nothing renews and nothing needs fencing: a worker that is alive
+//     keeps its lock however long it runs and cannot be overtaken; one that
+//     dies loses it with its connection, and a retry takes the key at once.
+//   - the primary key on (scope, key) is the last line of defence: if a
+//     record for the key was stored meanwhile by a path that takes no lock
+//     (a process of an earlier version), the Commit fails with
+//     [server.ErrLeaseLost] and the work rolls back.
+//
+// [Store.Claim] tries the key's lock too, in shared mode and for its own
+// statement only, so a key that ClaimWork holds is reported running to it
+// as well, and lease claims never wait on each other.
+//
+// The lock's 64-bit key is a hash of the table (by OID) and an unambiguous
+// encoding of (scope, key); advisory locks share one space per database,
+// so an application that takes advisory locks of its own on 64-bit keys
+// could, with negligible probability, meet one. Two keys whose hashes
+// collide only make one of them wait (409) while the other runs; they are
+// never taken for one another, since each keeps its own record.
+//
+// Each running request holds one pool connection for its transaction, and
+// a request waits for a connection before it holds its key; size the pool
+// for the handlers that run at once.
+//
+// [Store.BeginWork] begins the same transaction under a lease claimed by
+// Claim, for a caller that claims that way: the work's Commit runs the
+// completion fenced by the lease token and commits; if the lease was lost
+// meanwhile, the completion fails, the transaction rolls back, and Commit
+// returns server.ErrLeaseLost, so a late worker's writes vanish. Its
+// renewals and release run on the reserved pool (Options.ReservedConns),
+// never waiting behind running transactions.
 //
 // The transaction belongs to idem. The handler must not commit or roll it
 // back (the [pgx.Tx] from Tx refuses to), must not use it after returning,
 // and must not share it between goroutines; savepoints through its Begin
 // are fine. A statement error leaves the transaction aborted: roll back to
 // a savepoint to continue, or fail the request, which releases the key.
+// Without a transaction (a Store not in transactional mode, a request
+// without a key on an Optional route), Tx reports false and returns a
+// transaction whose statements fail with [ErrNoTx].
 //
-// Each running request holds one pool connection for its transaction and
-// briefly takes another for its claim, renewals and release; size the pool
-// for the concurrency of the handlers.
+// # Takeover
 //
-// Repeats that arrive while the first request runs do not wait on its
-// transaction: the claim committed on its own, before the work began, so a
-// repeat sees a running key at once (409, or the middleware's wait mode).
+// A worker holds its keys through its connections. When its process dies,
+// its operating system closes them, PostgreSQL rolls its transactions back
+// and releases their locks, and a retry takes each key at once. When its
+// machine vanishes without closing them (a power cut, a partition), the
+// keys stay held until PostgreSQL notices the connection is dead. That is
+// the takeover time, and it is bounded by, whichever comes first:
+//
+//   - TCP keepalives: Options.Takeover (default 30 s) sets, for the work's
+//     transaction only, tcp_keepalives_idle to a third of it,
+//     tcp_keepalives_interval to a sixth and tcp_keepalives_count to 4, and
+//     tcp_user_timeout to all of it, so an idle connection whose peer is
+//     gone is declared dead about Takeover after it fell silent. (They do
+//     not apply on Unix-domain sockets, where the peer is on the same
+//     machine; through a connection pooler such as PgBouncer, its own
+//     keepalive settings decide.)
+//   - idle_in_transaction_session_timeout, if the server, role or pool sets
+//     it: it also ends the session of a worker that is alive but whose
+//     handler sits idle that long between statements, so set it above the
+//     longest handler. pgstore does not set it.
+//   - client_connection_check_interval (PostgreSQL 14 and later, on Linux
+//     and a few other systems), for a worker that dies while one of its
+//     statements runs: without it, PostgreSQL notices only when the
+//     statement ends. pgstore does not set it, since servers on other
+//     platforms refuse any value but 0; set it on the server or the pool
+//     (for example RuntimeParams of the pgxpool configuration).
+//
+// A worker that is alive but stuck keeps its keys for as long as its
+// connections live, as a lease-holding worker whose renewals go on would:
+// its key answers 409 and is never run twice.
+//
+// # Reserved connections
+//
+// Renew, Complete and Release, the statements that extend or end a running
+// claim, run on a small pool of their own that the Store opens from the
+// main pool's configuration when it first needs it (Options.ReservedConns,
+// default 2): under overload they never queue behind running transactions
+// or the application's own queries while the lease they protect lapses.
+// [Store.Close] closes it; a Store used only through ClaimWork never opens
+// it.
 //
 // # Purge
 //
@@ -129,7 +220,10 @@
 // # Errors
 //
 // Renew, Complete, Release and Work.Commit return [server.ErrLeaseLost]
-// when the key is no longer held under the token. A cancelled or expired
+// when the key is no longer held under the token (after ClaimWork: when a
+// record of the key was stored by a path that takes no lock). ClaimWork
+// without Options.Transactional returns an error wrapping
+// errors.ErrUnsupported. A cancelled or expired
 // context is returned wrapped (errors.Is with context.Canceled or
 // context.DeadlineExceeded). Every other failure is a pgstore error that
 // carries the database's message as text; no pgx type is part of the

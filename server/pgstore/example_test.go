@@ -33,6 +33,7 @@ func Example() {
 	if err != nil {
 		log.Fatal(err)
 	}
+	defer store.Close() // before the pool: deferred calls run last first
 	if err := store.Migrate(ctx); err != nil {
 		log.Fatal(err)
 	}
