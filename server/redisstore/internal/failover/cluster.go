@@ -98,6 +98,49 @@ func replicaOf(ctx context.Context, seeds []string, m node) (string, error) {
 	return "", fmt.Errorf("%s has no replica in CLUSTER NODES", m.addr)
 }
 
+// holdBack makes m's replica fall behind for o.lag, as over a slow link,
+// and returns the function that lets it go on. Pausing the replica alone
+// loses nothing on loopback: what the master sent waits in the kernel's
+// socket buffers and is read on resume. So, with the replica paused, the
+// master first writes a burst of expiring filler (junkBytes) that fills
+// those buffers; what the master acknowledges after it waits in the
+// master's own memory for the link, and dies with it.
+func holdBack(ctx context.Context, o options, m node) (func() error, error) {
+	replica, err := replicaOf(ctx, o.addrs, m)
+	if err != nil {
+		return nil, err
+	}
+	_, port, _ := strings.Cut(replica, ":")
+	if err := script(ctx, o.script, "pause", port); err != nil {
+		return nil, err
+	}
+	resume := func() error { return script(context.WithoutCancel(ctx), o.script, "resume", port) }
+	c := redis.NewClient(&redis.Options{Addr: m.addr, MaxRetries: -1})
+	defer c.Close()
+	filler := strings.Repeat("x", junkChunk)
+	for i, written := 0, 0; written < junkBytes && i < 10_000; i++ {
+		err := c.Set(ctx, fmt.Sprintf("idemfailover-junk-%d", i), filler, time.Minute).Err()
+		if _, moved := redis.IsMovedError(err); moved {
+			continue // a slot of another master
+		}
+		if err != nil {
+			resume()
+			return nil, fmt.Errorf("writing filler to %s: %v", m.addr, err)
+		}
+		written += junkChunk
+	}
+	time.Sleep(o.lag)
+	return resume, nil
+}
+
+// The filler holdBack writes: more than loopback's socket buffers hold
+// (a few MiB each way), far below the replica output buffer limit that
+// would disconnect the replica (256 MiB).
+const (
+	junkChunk = 1 << 20
+	junkBytes = 32 << 20
+)
+
 // promoted polls the surviving nodes until the cluster agreed killed
 // failed and another node serves its slots, and every survivor reports
 // cluster_state:ok, and returns how long that took from since.

@@ -19,9 +19,10 @@
 //
 // Each seed runs without and with WaitReplicas 1 (or as -wait says), and
 // the cluster is healed (the killed node restarted as a replica) between
-// runs. With -lag, the master's replica is paused for that long before the
-// kill (scripts/redis-cluster.sh pause): a replica that fell behind, as a
-// slow link makes it, is promoted without the master's last writes.
+// runs. With -lag, the master's replica is held back for that long before
+// the kill (paused with scripts/redis-cluster.sh pause, behind a burst of
+// filler): it falls behind, as over a slow link, and is promoted without
+// the master's last writes.
 // Every wait is bounded.
 //
 //	scripts/redis-cluster.sh start
@@ -72,7 +73,7 @@ func main() {
 	flag.BoolVar(&o.noKill, "no-kill", false, "kill nothing: the baseline")
 	flag.Float64Var(&o.killFrom, "kill-at", 0.3, "kill once this share of operations is answered (plus up to 0.3, by seed)")
 	flag.BoolVar(&o.verbose, "v", false, "report progress on standard error")
-	flag.DurationVar(&o.lag, "lag", 0, "pause the master's replica this long before the kill, so it is promoted behind")
+	flag.DurationVar(&o.lag, "lag", 0, "hold the master's replica back this long before the kill, so it is promoted behind")
 	flag.BoolVar(&o.restart, "restart", true, "restart the killed node once its replica is promoted, as a supervisor would")
 	flag.Parse()
 

@@ -209,8 +209,8 @@ func run(ctx context.Context, o options, seed uint64, wait int) (result, error) 
 }
 
 // killMaster waits until killAt operations are answered, SIGKILLs a master
-// chosen by rng through the cluster script (with -lag, after pausing its
-// replica for that long), waits for its replica to be promoted and, with -restart, restarts the killed node and waits until it
+// chosen by rng through the cluster script (with -lag, after holding its
+// replica back for that long), waits for its replica to be promoted and, with -restart, restarts the killed node and waits until it
 // is the new master's replica.
 func killMaster(ctx context.Context, o options, rng *mrand.Rand, answered *atomic.Int64, killAt int64, r *result) error {
 	for answered.Load() < killAt {
@@ -225,27 +225,16 @@ func killMaster(ctx context.Context, o options, rng *mrand.Rand, answered *atomi
 		return err
 	}
 	_, port, _ := strings.Cut(m.addr, ":")
-	var lagging string
+	resume := func() error { return nil }
 	if o.lag > 0 {
-		// The replica falls behind: it is paused while its master takes
-		// writes and resumed once the master is dead, so it is promoted
-		// without what the master acknowledged meanwhile.
-		replica, err := replicaOf(ctx, o.addrs, m)
-		if err != nil {
+		if resume, err = holdBack(ctx, o, m); err != nil {
 			return err
 		}
-		_, lagging, _ = strings.Cut(replica, ":")
-		if err := script(ctx, o.script, "pause", lagging); err != nil {
-			return err
-		}
-		time.Sleep(o.lag)
 	}
 	at := time.Now()
 	err = script(ctx, o.script, "kill", port)
-	if lagging != "" {
-		if rerr := script(ctx, o.script, "resume", lagging); err == nil {
-			err = rerr
-		}
+	if rerr := resume(); err == nil {
+		err = rerr
 	}
 	if err != nil {
 		return err
