@@ -9,6 +9,8 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+
+	"github.com/idemhq/idem/internal/bodykey"
 )
 
 // A Client sends state-changing requests so that sending again never means
@@ -28,11 +30,14 @@ type Client struct {
 	keys    keyLocks
 	prepare func(*http.Request) error // Options.PrepareRequest, errors wrapped
 	rt      http.RoundTripper         // Options.Transport with the attempt timeout
+	bodyKey bodykey.Path              // Options.BodyKey, parsed; nil for a header key
 }
 
 // New returns a Client configured by opts. It fails on invalid or
 // contradictory options, with an error that names the field: a header name
-// that is no token, an unknown KeyFormat, a negative size, count or
+// that is no token, both Header and BodyKey set, a BodyKey that is no
+// path, a MaxKeyLen above MaxKeyLen or below the length of the keys
+// KeyFormat mints, an unknown KeyFormat, a negative size, count or
 // duration, BaseDelay above MaxDelay, or AttemptTimeout not below
 // KeyRetention (no attempt could be sure to reach the server while it
 // keeps the key). Defaults are applied before the comparisons.
@@ -63,6 +68,9 @@ func New(opts Options) (*Client, error) {
 	if c.headers, err = newHeaderRule(&o); err != nil {
 		return nil, err
 	}
+	if o.BodyKey != "" {
+		c.bodyKey, _ = bodykey.ParsePath(o.BodyKey) // withDefaults checked it
+	}
 	return c, nil
 }
 
@@ -78,8 +86,13 @@ type Response struct {
 	// Attempts is how many times the request was sent by this call.
 	Attempts int
 	// Replayed reports that the server answered from its record of an
-	// earlier attempt (Idempotent-Replayed: true).
+	// earlier attempt (Idempotent-Replayed: true, or what
+	// Options.IsReplayed recognises).
 	Replayed bool
+	// RetryHint is the server's explicit retry hint on this answer, from a
+	// header Options.RetryHints names: nil if it gave none. A final answer
+	// with a hint of true is one retries ran out on.
+	RetryHint *bool
 	// FromJournal reports that the answer came from the local journal,
 	// without the network.
 	FromJournal bool
@@ -93,7 +106,9 @@ type Response struct {
 // Do sends req as one idempotent operation and returns its final answer.
 //
 // The key is req's idempotency key header if it has one (bare or quoted;
-// an invalid one is refused with ErrInvalidKey), or a fresh one. The body is
+// an invalid one, or one longer than Options.MaxKeyLen, is refused with
+// ErrInvalidKey), or a fresh one. With Options.BodyKey the key is the
+// body's field instead, or a fresh one written into it. The body is
 // read once and sent byte-identical on every attempt; Do closes req.Body.
 // With a journal, the operation is on disk before its first attempt, and a
 // key the journal already knows is answered from it: a completed or failed
@@ -126,7 +141,9 @@ func (c *Client) Do(req *http.Request) (*Response, error) {
 
 // DoNamed is Do under the key bound to name in the journal (see NamedKey),
 // so one logical operation keeps its key across restarts whichever process
-// sends it. Any key header on req is ignored.
+// sends it. Any key header on req is ignored. With Options.BodyKey the key
+// is written into the body's field; a body whose field already holds
+// another key is refused.
 func (c *Client) DoNamed(name string, req *http.Request) (*Response, error) {
 	if err := validName(name); err != nil {
 		if req.Body != nil {
@@ -150,6 +167,8 @@ func (c *Client) doRequest(req *http.Request, name string) (*Response, error) {
 	}
 	switch {
 	case err != nil:
+	case c.bodyKey != nil:
+		body, err = c.keyInBody(op, name, body)
 	case name != "":
 		op.Key, err = c.NamedKey(name)
 	default:
@@ -158,6 +177,9 @@ func (c *Client) doRequest(req *http.Request, name string) (*Response, error) {
 		} else {
 			op.Key, op.minted = c.opts.KeyFormat.mint(), true
 		}
+	}
+	if err == nil {
+		err = c.checkKeyLen(op.Key)
 	}
 	if err != nil {
 		return nil, op.error(err, 0)
@@ -206,7 +228,7 @@ func (c *Client) do(ctx context.Context, cl *call, op *Operation, header http.He
 	}
 	defer c.keys.unlock(op.Key, held)
 	now := time.Now()
-	op.Fingerprint = fingerprint(op.Method, op.url(), header.Get("Content-Type"), op.Body)
+	c.fingerprint(op, header.Get("Content-Type"))
 	op.State = stateNone
 	op.CreatedAt, op.UpdatedAt = now, now
 	op.ExpiresAt = now.Add(c.opts.KeyRetention)
@@ -273,6 +295,7 @@ func (c *Client) fromJournal(op *Operation) (*Response, error) {
 		Body:        bytes.Clone(r.Body),
 		Key:         op.Key,
 		Replayed:    r.Replayed,
+		RetryHint:   retryHint(r.Header, c.opts.RetryHints),
 		FromJournal: true,
 		Truncated:   r.Truncated,
 	}, r.KeyReused)

@@ -67,6 +67,19 @@ var (
 	// ErrJournalClosed: the journal was closed.
 	ErrJournalClosed = errors.New("idem: journal is closed")
 
+	// ErrServerSaidNoRetry: the server answered a status idem would retry
+	// with an explicit hint not to (Stripe-Should-Retry: false, or another
+	// header Options.RetryHints names), so no retry was sent. The server
+	// gave no answer to the operation, only that sending it again now
+	// will not help: the operation stays pending, and a later call or
+	// Resume asks again. The *Error carries the response.
+	ErrServerSaidNoRetry = errors.New("idem: the server said not to retry")
+
+	// ErrMissingHeader: the request lacks a header the API requires
+	// (Options.RequiredHeaders), so it was not sent. The operation stays
+	// pending.
+	ErrMissingHeader = errors.New("idem: request lacks a header the API requires")
+
 	// ErrBodyTooLarge: a request body exceeds Options.MaxRequestBody, or a
 	// response body exceeds Options.MaxResponseBody.
 	ErrBodyTooLarge = errors.New("idem: body too large")
@@ -100,8 +113,8 @@ type Error struct {
 	Header     http.Header
 	Body       []byte
 	// Err is the reason: ErrRetriesExhausted, ErrBudgetExhausted,
-	// ErrDeadline, ErrKeyReused, ErrExpired, ErrAbandoned,
-	// ErrBodyTooLarge, ErrJournalCorrupt, a context error, or a
+	// ErrDeadline, ErrServerSaidNoRetry, ErrKeyReused, ErrExpired,
+	// ErrAbandoned, ErrBodyTooLarge, ErrMissingHeader, ErrJournalCorrupt, a context error, or a
 	// non-retryable transport or hook error.
 	Err error
 	// Cause is the last attempt's transport error, if it had one.

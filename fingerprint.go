@@ -7,23 +7,43 @@ import (
 	"crypto/sha256"
 	"hash"
 
+	"github.com/idemhq/idem/internal/bodykey"
 	"github.com/idemhq/idem/internal/canonjson"
 	"github.com/idemhq/idem/internal/wire"
 )
 
 // sameRequest reports whether a journaled fingerprint fp is op's: the
-// fingerprint this release computes (see fingerprint), or, for records
+// fingerprint this release computes (see fingerprint; with a body key, of
+// the body with or without it), or, for records
 // journals wrote before it, the raw one over the exact body bytes (earlier
 // still, over the URL with its user information). Equal bytes are always
 // the same request.
 func (op *Operation) sameRequest(fp [32]byte) bool {
-	if fp == op.Fingerprint {
+	if fp == op.Fingerprint || op.hasWhole && fp == op.whole {
 		return true
 	}
 	if fp == rawFingerprint(op.Method, op.url(), op.Body) {
 		return true
 	}
 	return op.u != nil && op.u.User != nil && fp == rawFingerprint(op.Method, op.u.String(), op.Body)
+}
+
+// fingerprint sets op.Fingerprint (see the function fingerprint). With
+// Options.BodyKey it is taken over the body without the key's field, as
+// the server package's is with its BodyKey option, so the body a caller
+// wrote and the same body with its key put in are the same request; the
+// fingerprint of the whole body is kept too (op.whole), which a journal
+// written without BodyKey holds.
+func (c *Client) fingerprint(op *Operation, contentType string) {
+	body := op.Body
+	op.hasWhole = false
+	if c.bodyKey != nil {
+		if stripped, ok := bodykey.Without(op.Body, c.bodyKey); ok {
+			op.whole, op.hasWhole = fingerprint(op.Method, op.url(), contentType, op.Body), true
+			body = stripped
+		}
+	}
+	op.Fingerprint = fingerprint(op.Method, op.url(), contentType, body)
 }
 
 // fingerprintTag starts the input of every fingerprint this release

@@ -57,6 +57,14 @@ func NewULID() string {
 	return ulid.Make().String()
 }
 
+// keyLen is the length of the keys f mints.
+func (f KeyFormat) keyLen() int {
+	if f == ULID {
+		return 26
+	}
+	return 36
+}
+
 func (f KeyFormat) mint() string {
 	if f == ULID {
 		return NewULID()
@@ -109,6 +117,15 @@ func deriveKey(h hash.Hash, namespace string, parts []string) string {
 func ValidateKey(k string) error {
 	if p := key.Validate(k); p != key.OK {
 		return key.Invalid(k, p)
+	}
+	return nil
+}
+
+// checkKeyLen refuses a key longer than the API accepts
+// (Options.MaxKeyLen), with an error wrapping ErrInvalidKey.
+func (c *Client) checkKeyLen(k string) error {
+	if len(k) > c.opts.MaxKeyLen {
+		return fmt.Errorf("%w %q: %d bytes, longer than the API accepts (Options.MaxKeyLen %d)", ErrInvalidKey, k, len(k), c.opts.MaxKeyLen)
 	}
 	return nil
 }

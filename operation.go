@@ -31,7 +31,8 @@ type Operation struct {
 	Header http.Header
 	// Body is the exact request body sent on every attempt.
 	Body []byte
-	// Fingerprint is SHA-256 over method, URL and body.
+	// Fingerprint is SHA-256 over method, URL and body (with
+	// Options.BodyKey, the body without the key's field).
 	Fingerprint [32]byte
 	State       State
 	CreatedAt   time.Time
@@ -45,8 +46,10 @@ type Operation struct {
 	// operations.
 	Result *Result
 
-	u      *url.URL // the live request's URL, until URL is needed
-	minted bool     // Key was minted for this call, so no record can hold it
+	u        *url.URL // the live request's URL, until URL is needed
+	minted   bool     // Key was minted for this call, so no record can hold it
+	whole    [32]byte // with a body key: the fingerprint of the whole body
+	hasWhole bool
 }
 
 // clone returns a copy of op that shares no memory with it.

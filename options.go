@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/idemhq/idem/internal/bodykey"
 )
 
 // Options configures a [Client]. The zero value means the documented
@@ -38,9 +40,39 @@ type Options struct {
 	// context. Default 30s. A timed-out attempt is retried.
 	AttemptTimeout time.Duration
 
-	// Header names the idempotency key header. Default "Idempotency-Key".
-	// Other APIs use "X-Idempotency-Key", "PayPal-Request-Id" and others.
+	// Profile carries a well-known API's conventions (Stripe, Adyen,
+	// PayPal, Square, GoCardless; see Profile): where the key goes, its
+	// length limit, the server's key retention, how the API says a key was
+	// reused or a request replayed, its retry hints and required headers.
+	// Every field of Options left zero takes the profile's value; a field
+	// set here overrides it. The key's place is the profile's only if
+	// neither Header nor BodyKey is set. Default: no profile, the
+	// defaults below.
+	Profile Profile
+
+	// Header names the idempotency key header. Default "Idempotency-Key"
+	// (none when BodyKey is set). Other APIs use "X-Idempotency-Key",
+	// "PayPal-Request-Id" and others.
 	Header string
+	// BodyKey, if set, puts the key in a field of the JSON request body
+	// instead of a header, as Square's API takes it ("idempotency_key"; a
+	// dotted path such as "payment.idempotency_key" names a nested field).
+	// The body must be a JSON object. Do reads the key from the field if
+	// the caller put one there (a string; null counts as absent), or
+	// writes a minted one (DoNamed: the name's) into it as the object's
+	// first member, leaving every other byte as it was. The journal keeps
+	// the body with the key in it, so every attempt, resumed ones
+	// included, sends the same bytes. The request's fingerprint is taken
+	// over the body without the field, as the server package's is with
+	// its BodyKey option. Setting both Header and BodyKey is an error.
+	// Default "": the key goes in the Header.
+	BodyKey string
+	// MaxKeyLen is the longest key the API accepts, in bytes, at most
+	// MaxKeyLen (255). A key longer than this, the caller's or a name's,
+	// is refused with ErrInvalidKey before anything is sent; New refuses a
+	// KeyFormat whose keys would not fit. Keys from DeriveKey are 36
+	// bytes. Default 255.
+	MaxKeyLen int
 	// KeyFormat chooses how keys are minted for requests that carry none.
 	// Default UUIDv7.
 	KeyFormat KeyFormat
@@ -83,6 +115,31 @@ type Options struct {
 	// other 4xx. IsKeyReused is called from the goroutine making the call
 	// and must not keep resp. Default nil.
 	IsKeyReused func(resp *Response) bool
+	// IsReplayed, if set, is asked about every answer that carries no
+	// Idempotent-Replayed: true, and says whether it is the server saying
+	// an earlier attempt under this key already ran, for an API that says
+	// so its own way (GoCardless answers 409 idempotent_creation_conflict
+	// naming the resource the first attempt created). Such an answer is
+	// final whatever its status, and marked Replayed. It is called from
+	// the goroutine making the call and must not keep resp. Default nil.
+	IsReplayed func(resp *Response) bool
+
+	// RetryHints names response headers in which the server says whether
+	// to retry: "true" or "false", in any case (Stripe's
+	// Stripe-Should-Retry, Adyen's Transient-Error, the X-Should-Retry
+	// some SDKs honour). "false" on a status idem would retry stops the
+	// call at once with an *Error wrapping ErrServerSaidNoRetry; "true" on
+	// a final status of 400 or more retries it. A replayed answer is final
+	// whatever it says. The first listed header present decides; any
+	// other value is no hint. Headers not listed are never read as hints.
+	// Default nil: no hints.
+	RetryHints []string
+	// RequiredHeaders names headers the API needs on every request besides
+	// the key (GoCardless-Version). An attempt whose request lacks one,
+	// after PrepareRequest, is not sent: the call returns an *Error
+	// wrapping ErrMissingHeader, and the operation stays pending. Default
+	// nil.
+	RequiredHeaders []string
 
 	// SecretHeaders lists headers that are never written to the journal,
 	// besides those withheld anyway: Authorization, Proxy-Authorization,
@@ -147,6 +204,9 @@ type Attempt struct {
 	Err        error
 	// Replayed reports the server's Idempotent-Replayed: true.
 	Replayed bool
+	// RetryHint is the server's explicit retry hint, from a header
+	// Options.RetryHints names: nil if it gave none.
+	RetryHint *bool
 	// Retry reports that another attempt follows, after Wait.
 	Retry bool
 	Wait  time.Duration
@@ -155,15 +215,41 @@ type Attempt struct {
 // withDefaults returns o with its zero fields set to their defaults, or an
 // error naming the first field that is invalid or contradicts another.
 func (o Options) withDefaults() (Options, error) {
-	if o.Header == "" {
+	o = o.Profile.apply(o)
+	switch {
+	case o.Header != "" && o.BodyKey != "":
+		return o, fmt.Errorf("idem: Options.Header (%q) and Options.BodyKey (%q) are both set; the key goes in one place", o.Header, o.BodyKey)
+	case o.BodyKey != "":
+		if _, err := bodykey.ParsePath(o.BodyKey); err != nil {
+			return o, fmt.Errorf("idem: Options.BodyKey: %w", err)
+		}
+	case o.Header == "":
 		o.Header = "Idempotency-Key"
 	}
-	if !validHeaderName(o.Header) {
-		return o, fmt.Errorf("idem: Options.Header %q is not a valid header name", o.Header)
+	if o.Header != "" {
+		if !validHeaderName(o.Header) {
+			return o, fmt.Errorf("idem: Options.Header %q is not a valid header name", o.Header)
+		}
+		o.Header = http.CanonicalHeaderKey(o.Header)
 	}
-	o.Header = http.CanonicalHeaderKey(o.Header)
 	if o.KeyFormat != UUIDv7 && o.KeyFormat != ULID {
 		return o, fmt.Errorf("idem: unknown Options.KeyFormat %v", o.KeyFormat)
+	}
+	switch {
+	case o.MaxKeyLen < 0 || o.MaxKeyLen > MaxKeyLen:
+		return o, fmt.Errorf("idem: Options.MaxKeyLen is %d; it must be 1 to %d, or zero for %d", o.MaxKeyLen, MaxKeyLen, MaxKeyLen)
+	case o.MaxKeyLen == 0:
+		o.MaxKeyLen = MaxKeyLen
+	}
+	if n := o.KeyFormat.keyLen(); n > o.MaxKeyLen {
+		return o, fmt.Errorf("idem: Options.KeyFormat %v makes %d-byte keys, longer than Options.MaxKeyLen (%d): choose a format that fits, or raise the limit", o.KeyFormat, n, o.MaxKeyLen)
+	}
+	var err error
+	if o.RetryHints, err = headerNames("RetryHints", o.RetryHints); err != nil {
+		return o, err
+	}
+	if o.RequiredHeaders, err = headerNames("RequiredHeaders", o.RequiredHeaders); err != nil {
+		return o, err
 	}
 	for _, f := range []struct {
 		name string
@@ -233,6 +319,22 @@ func (o Options) withDefaults() (Options, error) {
 		o.Transport = t
 	}
 	return o, nil
+}
+
+// headerNames returns names canonicalised, or an error naming the field
+// and the first that is no header name.
+func headerNames(field string, names []string) ([]string, error) {
+	if len(names) == 0 {
+		return nil, nil
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		if !validHeaderName(n) {
+			return nil, fmt.Errorf("idem: Options.%s has %q, which is not a valid header name", field, n)
+		}
+		out[i] = http.CanonicalHeaderKey(n)
+	}
+	return out, nil
 }
 
 // validHeaderName reports whether s is an RFC 9110 token.

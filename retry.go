@@ -81,11 +81,13 @@ type call struct {
 	answered bool
 	wait     time.Duration
 
-	status int // last response
-	header http.Header
-	body   []byte
-	err    error // last transport error
-	reason error // why the loop stopped without a final answer
+	status   int // last response
+	header   http.Header
+	body     []byte
+	replayed bool  // the last response is a replay (see call.isReplayed)
+	hint     *bool // the last response's retry hint (see retryHint)
+	err      error // last transport error
+	reason   error // why the loop stopped without a final answer
 }
 
 // outcome is what one attempt came to.
@@ -93,10 +95,14 @@ type outcome uint8
 
 const (
 	// outAnswer: a final answer, a status not worth retrying or one the
-	// server marks Idempotent-Replayed (asking again will not change it).
+	// server marks a replay (asking again will not change it).
 	outAnswer outcome = iota
-	// outRetryable: a status worth another attempt (see isRetryableStatus).
+	// outRetryable: a status worth another attempt (see isRetryableStatus),
+	// or a final one the server hints to retry.
 	outRetryable
+	// outNoRetry: a status worth another attempt that the server hints
+	// not to retry.
+	outNoRetry
 	// outFailed: no response, or a cut-off body, for a reason that may go
 	// away.
 	outFailed
@@ -112,8 +118,17 @@ const (
 
 // classify says what an attempt came to: resp is its response (nil if it
 // had none) and err its error, with the whole body read (a cut-off body is
-// an error).
-func classify(resp *http.Response, err error) outcome {
+// an error). replayed reports that the server marks the response a replay
+// (Idempotent-Replayed, or Options.IsReplayed); hint is its explicit retry
+// hint, nil if none (see retryHint). The rules for a response:
+//
+//	the response                                 outcome
+//	a replay, whatever its status or hint        outAnswer
+//	a retryable status, hint false               outNoRetry
+//	a retryable status, no hint or hint true     outRetryable
+//	another status of 400 or more, hint true     outRetryable
+//	another status                               outAnswer
+func classify(resp *http.Response, err error, replayed bool, hint *bool) outcome {
 	switch {
 	case errors.Is(err, ErrBodyTooLarge):
 		return outTooLarge
@@ -123,10 +138,17 @@ func classify(resp *http.Response, err error) outcome {
 		return outTimeout
 	case err != nil || resp == nil:
 		return outFailed
-	case isReplayed(resp.Header) || !isRetryableStatus(resp.StatusCode):
+	case replayed:
 		return outAnswer
+	case isRetryableStatus(resp.StatusCode):
+		if hint != nil && !*hint {
+			return outNoRetry
+		}
+		return outRetryable
+	case hint != nil && *hint && resp.StatusCode >= 400:
+		return outRetryable
 	}
-	return outRetryable
+	return outAnswer
 }
 
 // retryState is what next decides from.
@@ -165,6 +187,7 @@ var errAnswered = errors.New("idem: answered")
 //	a body over MaxResponseBody              ErrBodyTooLarge
 //	the context ended                        its error
 //	a transport error that will not go away  that error
+//	the server hints not to retry            ErrServerSaidNoRetry
 //	MaxAttempts made                         ErrRetriesExhausted
 //	the wait would end after the deadline    ErrDeadline
 //	the retry could arrive after retention   ErrExpired
@@ -183,6 +206,8 @@ func next(s retryState) (wait time.Duration, stop error) {
 		return 0, s.ctxErr
 	case s.outcome == outBroken:
 		return 0, s.err
+	case s.outcome == outNoRetry:
+		return 0, ErrServerSaidNoRetry
 	case s.attempts >= s.maxAttempts:
 		return 0, ErrRetriesExhausted
 	}
@@ -272,11 +297,13 @@ func (c *Client) newRequest(ctx context.Context, cl *call, op *Operation, header
 	for k, vs := range header {
 		h[k] = vs[:len(vs):len(vs)] // an append in PrepareRequest copies
 	}
-	cl.keyHdr[0] = op.Key
-	if c.opts.QuoteKey {
-		cl.keyHdr[0] = key.Quote(op.Key)
+	if c.opts.Header != "" { // else the key is in the body (Options.BodyKey)
+		cl.keyHdr[0] = op.Key
+		if c.opts.QuoteKey {
+			cl.keyHdr[0] = key.Quote(op.Key)
+		}
+		h[c.opts.Header] = cl.keyHdr[:]
 	}
-	h[c.opts.Header] = cl.keyHdr[:]
 	hreq := (&http.Request{
 		Method:     op.Method,
 		URL:        u,
@@ -298,6 +325,11 @@ func (c *Client) newRequest(ctx context.Context, cl *call, op *Operation, header
 			return nil, err
 		}
 	}
+	for _, name := range c.opts.RequiredHeaders {
+		if len(req.Request.Header[name]) == 0 {
+			return nil, fmt.Errorf("%w: %s", ErrMissingHeader, name)
+		}
+	}
 	return req, nil
 }
 
@@ -309,7 +341,7 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 	// net/http resends a request carrying Idempotency-Key on its own when
 	// a reused keep-alive connection turns out dead; count every write.
 	cl.attempts += max(1, int(cl.wrote.Swap(0)))
-	cl.status, cl.header, cl.body = 0, nil, nil
+	cl.status, cl.header, cl.body, cl.replayed, cl.hint = 0, nil, nil, false, nil
 	if err == nil {
 		cl.status, cl.header = resp.StatusCode, resp.Header
 		cl.body, err = c.readResponse(resp)
@@ -324,7 +356,11 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 	if !errors.Is(err, ErrBodyTooLarge) {
 		cl.err = err
 	}
-	out := classify(resp, err)
+	if resp != nil {
+		cl.replayed = cl.isReplayed()
+		cl.hint = retryHint(cl.header, c.opts.RetryHints)
+	}
+	out := classify(resp, err, cl.replayed, cl.hint)
 	s := retryState{
 		outcome:        out,
 		err:            err,
@@ -372,6 +408,16 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 	return false, stop
 }
 
+// isReplayed reports whether the last response is a replay: the server's
+// Idempotent-Replayed: true, or what Options.IsReplayed recognises.
+func (cl *call) isReplayed() bool {
+	if isReplayed(cl.header) {
+		return true
+	}
+	f := cl.c.opts.IsReplayed
+	return f != nil && f(&Response{StatusCode: cl.status, Header: cl.header, Body: cl.body, Key: cl.op.Key})
+}
+
 // backoff is retryablehttp's Backoff: the wait checkRetry chose.
 func (cl *call) backoff(time.Duration, time.Duration, int, *http.Response) time.Duration {
 	return cl.wait
@@ -399,7 +445,8 @@ func (cl *call) report(retry bool) {
 			N:          cl.attempts,
 			StatusCode: cl.status,
 			Err:        cl.err,
-			Replayed:   cl.status != 0 && isReplayed(cl.header),
+			Replayed:   cl.replayed,
+			RetryHint:  cl.hint,
 			Retry:      retry,
 		}
 		if retry {
@@ -438,7 +485,8 @@ func (cl *call) finish(resp *http.Response, err error) (*Response, error) {
 		Body:       cl.body,
 		Key:        op.Key,
 		Attempts:   cl.attempts,
-		Replayed:   isReplayed(resp.Header),
+		Replayed:   cl.replayed,
+		RetryHint:  cl.hint,
 	}
 	reused := c.keyReused(&cl.resp)
 	if c.journal != nil {

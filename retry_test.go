@@ -65,7 +65,79 @@ func TestClassify(t *testing.T) {
 		{"body over the limit", status(200), ErrBodyTooLarge, outTooLarge},
 	}
 	for _, tc := range cases {
-		assert.Equal(t, tc.want, classify(tc.resp, tc.err), tc.name)
+		replayed := tc.resp != nil && isReplayed(tc.resp.Header)
+		assert.Equal(t, tc.want, classify(tc.resp, tc.err, replayed, nil), tc.name)
+	}
+}
+
+// TestClassifyHints: an explicit hint turns a retryable status into a stop
+// and a final error into a retry; a replay is final whatever it says.
+func TestClassifyHints(t *testing.T) {
+	t.Parallel()
+	yes, no := true, false
+	cases := []struct {
+		name     string
+		status   int
+		replayed bool
+		hint     *bool
+		want     outcome
+	}{
+		{"503, no hint", 503, false, nil, outRetryable},
+		{"503, hint true", 503, false, &yes, outRetryable},
+		{"503, hint false", 503, false, &no, outNoRetry},
+		{"409, hint false", 409, false, &no, outNoRetry},
+		{"429, hint false", 429, false, &no, outNoRetry},
+		{"400, hint true", 400, false, &yes, outRetryable},
+		{"422, hint true", 422, false, &yes, outRetryable},
+		{"400, hint false", 400, false, &no, outAnswer},
+		{"400, no hint", 400, false, nil, outAnswer},
+		{"201, hint true", 201, false, &yes, outAnswer},
+		{"302, hint true", 302, false, &yes, outAnswer},
+		{"503 replayed, hint true", 503, true, &yes, outAnswer},
+		{"409 replayed (IsReplayed), no hint", 409, true, nil, outAnswer},
+		{"500 replayed, hint false", 500, true, &no, outAnswer},
+	}
+	for _, tc := range cases {
+		resp := &http.Response{StatusCode: tc.status, Header: http.Header{}}
+		assert.Equal(t, tc.want, classify(resp, nil, tc.replayed, tc.hint), tc.name)
+	}
+	// A transport error is classified the same whatever the hint.
+	assert.Equal(t, outFailed, classify(nil, errors.New("connection reset"), false, &no))
+}
+
+func TestRetryHint(t *testing.T) {
+	t.Parallel()
+	names := []string{"Stripe-Should-Retry", "X-Should-Retry"}
+	h := func(kv ...string) http.Header {
+		out := http.Header{}
+		for i := 0; i+1 < len(kv); i += 2 {
+			out.Add(kv[i], kv[i+1])
+		}
+		return out
+	}
+	cases := []struct {
+		name   string
+		header http.Header
+		names  []string
+		want   string // "true", "false" or "" for none
+	}{
+		{"true", h("Stripe-Should-Retry", "true"), names, "true"},
+		{"false, any case and spaces", h("Stripe-Should-Retry", " FALSE "), names, "false"},
+		{"the second name", h("X-Should-Retry", "false"), names, "false"},
+		{"the first present decides", h("Stripe-Should-Retry", "true", "X-Should-Retry", "false"), names, "true"},
+		{"junk is no hint", h("Stripe-Should-Retry", "maybe", "X-Should-Retry", "false"), names, ""},
+		{"an empty value is no hint", h("Stripe-Should-Retry", ""), names, ""},
+		{"not listed: never read", h("X-Should-Retry", "false"), []string{"Stripe-Should-Retry"}, ""},
+		{"no names: no hints", h("Stripe-Should-Retry", "false"), nil, ""},
+	}
+	for _, tc := range cases {
+		got := retryHint(tc.header, tc.names)
+		if tc.want == "" {
+			assert.Nil(t, got, tc.name)
+			continue
+		}
+		require.NotNil(t, got, tc.name)
+		assert.Equal(t, tc.want == "true", *got, tc.name)
 	}
 }
 
@@ -90,6 +162,11 @@ func TestNext(t *testing.T) {
 		{"body too large", func(s *retryState) { s.outcome = outTooLarge }, 0, ErrBodyTooLarge},
 		{"context ended", func(s *retryState) { s.ctxErr = context.Canceled }, 0, context.Canceled},
 		{"broken transport", func(s *retryState) { s.outcome, s.err = outBroken, broken }, 0, broken},
+		{"server said not to retry", func(s *retryState) { s.outcome = outNoRetry }, 0, ErrServerSaidNoRetry},
+		{"no-retry hint on the first attempt, Retry-After set", func(s *retryState) {
+			s.outcome, s.retryAfter, s.attempts = outNoRetry, "1", 1
+		}, 0, ErrServerSaidNoRetry},
+		{"context ended beats the hint", func(s *retryState) { s.outcome, s.ctxErr = outNoRetry, context.Canceled }, 0, context.Canceled},
 		{"attempts used up", func(s *retryState) { s.attempts = 5 }, 0, ErrRetriesExhausted},
 		{"resends count as attempts", func(s *retryState) { s.attempts = 6 }, 0, ErrRetriesExhausted},
 		{"Retry-After seconds", func(s *retryState) { s.retryAfter = "7" }, 7 * time.Second, nil},

@@ -28,7 +28,9 @@ import (
 // request with the key header set as it was sent, minted or not, so the
 // caller can learn the operation's key:
 // idem.ParseKey(resp.Request.Header.Get("Idempotency-Key")) (or the
-// header Options.Header names).
+// header Options.Header names). With Options.BodyKey the key is in the
+// body, which the journal keeps; Request is then req as it was, so put the
+// key in the body yourself (DeriveKey) when you need to know it.
 // Any other failure returns the *Error, even if a status had arrived: a
 // body over Options.MaxResponseBody, a context that ended while the body
 // was read. The operation stays pending in the journal whenever Do would
@@ -72,7 +74,8 @@ type roundTripper struct{ c *Client }
 // isOperation reports whether the RoundTripper sends req through Do: a
 // POST or PATCH, or any request carrying the key header.
 func (c *Client) isOperation(req *http.Request) bool {
-	return req.Method == http.MethodPost || req.Method == http.MethodPatch || req.Header.Get(c.opts.Header) != ""
+	return req.Method == http.MethodPost || req.Method == http.MethodPatch ||
+		c.opts.Header != "" && req.Header.Get(c.opts.Header) != ""
 }
 
 func (t roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -100,9 +103,13 @@ func (t roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 }
 
 // sentRequest returns a clone of req carrying the key header as the
-// operation sent it, for the response's Request field.
+// operation sent it, for the response's Request field. With a body key it
+// is a clone of req as it is.
 func (c *Client) sentRequest(req *http.Request, k string) *http.Request {
 	sent := req.Clone(req.Context())
+	if c.opts.Header == "" {
+		return sent
+	}
 	if c.opts.QuoteKey {
 		k = key.Quote(k)
 	}
@@ -112,13 +119,13 @@ func (c *Client) sentRequest(req *http.Request, k string) *http.Request {
 
 // lastResponseIsAnswer reports whether an operation that ended in err
 // ended on a whole response the caller may have: retries, budget or time
-// ran out after a retryable status, or the server said the key was
-// reused.
+// ran out after a retryable status, the server said not to retry, or the
+// server said the key was reused.
 // A body over the limit, a cancelled context or a failed hook are errors,
 // even when a status had arrived.
 func lastResponseIsAnswer(err error) bool {
 	return errors.Is(err, ErrRetriesExhausted) || errors.Is(err, ErrBudgetExhausted) ||
-		errors.Is(err, ErrDeadline) || errors.Is(err, ErrKeyReused)
+		errors.Is(err, ErrDeadline) || errors.Is(err, ErrKeyReused) || errors.Is(err, ErrServerSaidNoRetry)
 }
 
 func httpResponse(req *http.Request, status int, h http.Header, body []byte) *http.Response {
