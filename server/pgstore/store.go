@@ -16,8 +16,9 @@ import (
 )
 
 var (
-	_ server.Store      = (*Store)(nil)
-	_ server.Transactor = (*Store)(nil)
+	_ server.Store       = (*Store)(nil)
+	_ server.Transactor  = (*Store)(nil)
+	_ server.WorkClaimer = (*Store)(nil)
 )
 
 // claimAttempts bounds how often Claim re-runs its statement when a
