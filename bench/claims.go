@@ -23,6 +23,7 @@ func claims(cfg config, pool *pgxpool.Pool) *claimResult {
 	tbl := tableName("claims")
 	st, err := pgstore.New(pool, pgstore.Options{Table: tbl})
 	must(err)
+	defer st.Close() // Complete opens the store's reserved pool
 	must(st.Migrate(ctx))
 	defer pool.Exec(ctx, "DROP TABLE IF EXISTS "+tbl)
 	done := server.Key{Scope: "bench", Key: "replayed"}

@@ -152,6 +152,7 @@ func pgTakeover(cfg charges.Config, url string) string {
 	ctx := context.Background()
 	st, err := pgstore.New(cfg.Pool, pgstore.Options{Table: cfg.Table + "_keys", Transactional: true})
 	must(err)
+	defer st.Close()
 	key := newKey()
 	req := httptest.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(chargeBody)))
 	req.Header.Set("Content-Type", "application/json")
