@@ -35,7 +35,24 @@
 // other clients, [DeriveKeyHMAC]; or from a name bound in the journal with
 // [Client.NamedKey] and [Client.DoNamed]. Keys are 1 to 255 printable ASCII
 // characters, sent bare or, with Options.QuoteKey, as a quoted Structured
-// Field string. The header name is configurable (Options.Header).
+// Field string. The header name is configurable (Options.Header); an API
+// that takes the key in its JSON body gets it there with Options.BodyKey,
+// read from the caller's body or written into it, the journal keeping the
+// bytes sent. Options.MaxKeyLen refuses keys the API would refuse.
+//
+// # Profiles
+//
+// A [Profile] carries a well-known API's conventions in one value: where
+// the key goes and how long it may be, how long the server keeps it, how
+// the API says a key was reused or a request already ran, which headers
+// hint at retrying, and which headers it requires. idem ships [Stripe],
+// [Adyen], [PayPal], [Square] and [GoCardless], each value citing the
+// provider's document:
+//
+//	client, err := idem.New(idem.Options{Profile: idem.Stripe(), Journal: journal})
+//
+// Options fields left zero take the profile's values; fields set override
+// them.
 //
 // # Retries
 //
@@ -50,8 +67,12 @@
 // used for a different request is [ErrKeyReused] (idem's own problem type,
 // the IETF draft's 422, Stripe's idempotency_error, or what
 // Options.IsKeyReused recognises); any other 4xx, a 422 validation error
-// included, is a final response. Attempt counts include the resends net/http makes on
-// its own on a dead keep-alive connection.
+// included, is a final response. Headers named in Options.RetryHints
+// (Stripe-Should-Retry in the Stripe profile) are the server's explicit
+// word: "false" on a status idem would retry stops at once with
+// [ErrServerSaidNoRetry], "true" on a final error retries it; no header is
+// read as a hint unless named. Attempt counts include the resends net/http
+// makes on its own on a dead keep-alive connection.
 //
 // # Journal
 //

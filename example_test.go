@@ -4,6 +4,7 @@ package idem_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -137,4 +138,54 @@ func ExampleClient_HTTPClient() {
 	body, _ := io.ReadAll(resp.Body)
 	fmt.Println(resp.StatusCode, string(body), "after", calls.Load(), "attempts")
 	// Output: 201 key present: true after 2 attempts
+}
+
+// A profile carries an API's conventions. Square takes the key in the
+// JSON body: idem writes one in, and sends the same bytes on every
+// attempt.
+func ExampleProfile() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		var req struct {
+			Key string `json:"idempotency_key"`
+		}
+		json.Unmarshal(body, &req)
+		fmt.Println("key in the body:", req.Key != "", "key header:", r.Header.Get("Idempotency-Key") != "")
+		w.WriteHeader(http.StatusOK)
+	}))
+	defer srv.Close()
+
+	sq := idem.Square()
+	fmt.Println(sq.BodyKey, sq.MaxKeyLen)
+	client, err := idem.New(idem.Options{Profile: sq})
+	if err != nil {
+		panic(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v2/payments", strings.NewReader(`{"amount_money":{"amount":100,"currency":"USD"}}`))
+	if _, err := client.Do(req); err != nil {
+		panic(err)
+	}
+	// Output:
+	// idempotency_key 45
+	// key in the body: true key header: false
+}
+
+// Stripe-Should-Retry: false on a 503 ends the call at once; the
+// operation's outcome is unknown and it stays pending.
+func ExampleErrServerSaidNoRetry() {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Stripe-Should-Retry", "false")
+		w.WriteHeader(http.StatusServiceUnavailable)
+	}))
+	defer srv.Close()
+
+	client, err := idem.New(idem.Options{Profile: idem.Stripe()})
+	if err != nil {
+		panic(err)
+	}
+	req, _ := http.NewRequest(http.MethodPost, srv.URL+"/v1/charges", strings.NewReader(`amount=1000`))
+	_, err = client.Do(req)
+	var e *idem.Error
+	fmt.Println(errors.Is(err, idem.ErrServerSaidNoRetry), errors.As(err, &e) && e.Attempts == 1, e.StatusCode)
+	// Output: true true 503
 }
