@@ -21,6 +21,9 @@ import (
 // For a request whose method is one of Options.Methods (default POST and
 // PATCH) it:
 //
+//   - reads the key from the Options.Header field, or, with
+//     Options.BodyKey, from a JSON body field, claiming it with the
+//     fingerprint of the body without that field;
 //   - answers 400 if the key is missing (unless Options.Optional) or
 //     malformed, 401 if Options.Scope finds no scope, 413 if the body is
 //     over Options.MaxBody;
@@ -98,6 +101,10 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.next.ServeHTTP(w, r)
 		return
 	}
+	if h.cfg.bodyKey != nil {
+		h.serveBodyKeyed(w, r)
+		return
+	}
 	vals := r.Header[h.cfg.header]
 	if len(vals) == 0 {
 		if h.cfg.optional {
@@ -121,17 +128,17 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, problemScopeUnavailable, ResultScopeUnavailable)
 		return
 	}
-	body, p := h.readBody(r)
-	if p != nil {
-		res := ResultBodyUnreadable
-		if p.status == http.StatusRequestEntityTooLarge {
-			res = ResultBodyTooLarge
-		}
-		h.refuse(w, r, p, res)
+	body, ok := h.bodyOrRefuse(w, r)
+	if !ok {
 		return
 	}
-	k := Key{Scope: scope, Key: key}
-	fp := Fingerprint(r, body)
+	h.serveKeyed(w, r, Key{Scope: scope, Key: key}, body, body)
+}
+
+// serveKeyed claims k for r, whose body is body and whose fingerprint
+// covers fpBody, and runs, replays or refuses it.
+func (h *handler) serveKeyed(w http.ResponseWriter, r *http.Request, k Key, body, fpBody []byte) {
+	fp := Fingerprint(r, fpBody)
 	ans, v, err := h.claims.claim(r.Context(), k, fp)
 	switch {
 	case err != nil:
@@ -173,6 +180,21 @@ func (h *handler) scope(r *http.Request) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// bodyOrRefuse reads r's body, or answers r with the problem and reports
+// false.
+func (h *handler) bodyOrRefuse(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
+	body, p := h.readBody(r)
+	if p != nil {
+		res := ResultBodyUnreadable
+		if p.status == http.StatusRequestEntityTooLarge {
+			res = ResultBodyTooLarge
+		}
+		h.refuse(w, r, p, res)
+		return nil, false
+	}
+	return body, true
 }
 
 // readBody reads the whole request body, up to the limit.

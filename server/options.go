@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/idemhq/idem/internal/bodykey"
 )
 
 // Defaults of [Options] and [RunOptions].
@@ -45,6 +47,20 @@ type Options struct {
 	// "Idempotency-Key"; APIs also use "X-Idempotency-Key" and others.
 	// The problem documents about a missing or malformed key name it.
 	Header string
+
+	// BodyKey, if set, reads the key from a field of the JSON request body
+	// instead of the Header, as Square's API takes it ("idempotency_key";
+	// a dotted path such as "payment.idempotency_key" names a nested
+	// field), the way the idem client's Options.BodyKey sends it. The body
+	// is read first. A field that is absent or null is a missing key; a
+	// body that is no JSON object, a field that holds no string or appears
+	// twice (or under another case), or a string that is no key under
+	// ParseKey's rules for a bare key, is a malformed key. The fingerprint
+	// is taken over the body without the field (Fingerprint of that body),
+	// so the key is not part of the request it names. The handler gets the
+	// body as it was sent. Setting both Header and BodyKey is an error.
+	// Default "": the key is in the Header.
+	BodyKey string
 
 	// Methods are the request methods the middleware handles. A request
 	// with any other method passes through untouched, key or not. Default
@@ -138,7 +154,8 @@ type config struct {
 	storeServerErrors bool
 	log               *slog.Logger
 	obs               *Observer
-	problems          limitProblems // built from header and maxBody
+	problems          limitProblems // built from header (or bodyKey) and maxBody
+	bodyKey           bodykey.Path  // Options.BodyKey; nil: the key is in the header
 }
 
 // config validates o and applies the defaults.
@@ -165,6 +182,16 @@ func (o Options) config() (config, error) {
 		return c, fmt.Errorf("idem/server: Options sets both Scope and SingleTenant; keys are either scoped or not")
 	case o.Lease < 0 || o.Retention < 0 || o.Wait < 0 || o.MaxBody < 0 || o.MaxConcurrent < 0 || o.StartTimeout < 0:
 		return c, fmt.Errorf("idem/server: Options has a negative Lease, Retention, Wait, MaxBody, MaxConcurrent or StartTimeout")
+	}
+	if o.BodyKey != "" {
+		if o.Header != "" {
+			return c, fmt.Errorf("idem/server: Options sets both Header and BodyKey; the key is in one place")
+		}
+		p, err := bodykey.ParsePath(o.BodyKey)
+		if err != nil {
+			return c, fmt.Errorf("idem/server: Options.BodyKey: %w", err)
+		}
+		c.bodyKey = p
 	}
 	if c.header == "" {
 		c.header = DefaultHeader
@@ -193,6 +220,9 @@ func (o Options) config() (config, error) {
 		c.startLimit = c.renewEvery
 	}
 	c.problems = newLimitProblems(c.header, c.maxBody)
+	if c.bodyKey != nil {
+		c.problems.keyMissing, c.problems.keyInvalid = bodyKeyProblems(c.bodyKey)
+	}
 	return c, nil
 }
 
