@@ -5,11 +5,15 @@
 package idem
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"math/rand/v2"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,6 +25,10 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/idemhq/idem/internal/bodykey"
+	"github.com/idemhq/idem/server"
+	"github.com/idemhq/idem/server/memstore"
 )
 
 // TestProfilesCrashResume runs, for each profile, a client process that
@@ -39,12 +47,35 @@ func TestProfilesCrashResume(t *testing.T) {
 	for _, p := range Profiles() {
 		t.Run(p.Name, func(t *testing.T) {
 			t.Parallel()
-			profileCrashRun(t, p)
+			profileCrashRun(t, p, newFakeAPI(t, p))
 		})
 	}
+	// A body-keyed client against the server package's middleware with
+	// the same body field: a resumed operation is replayed from the
+	// middleware's record.
+	t.Run("square through server.Middleware", func(t *testing.T) {
+		t.Parallel()
+		profileCrashRun(t, Square(), newMiddlewareTarget(t, Square()))
+	})
 }
 
-func profileCrashRun(t *testing.T, p Profile) {
+// crashTarget is the API a crash test's client talks to.
+type crashTarget interface {
+	// URL is the API's base URL.
+	URL() string
+	// hooks sets the functions run before the work and after it (see
+	// fakeAPI.hooks).
+	hooks(before func(w http.ResponseWriter, r *http.Request, key string, body []byte) bool, after func(r *http.Request, key string) bool)
+	// fault answers a transient failure.
+	fault(w http.ResponseWriter)
+	executions() map[string]int
+	mismatches() int
+}
+
+// URL returns the fake's base URL.
+func (f *fakeAPI) URL() string { return f.srv.URL }
+
+func profileCrashRun(t *testing.T, p Profile, f crashTarget) {
 	// Each kill comes within 3 attempts of the last, and an attempt that
 	// reaches the work finishes at most one operation, so operations are
 	// left to send until the last kill.
@@ -54,7 +85,6 @@ func profileCrashRun(t *testing.T, p Profile) {
 	rng := rand.New(rand.NewPCG(seed, 0))
 	faults := rand.New(rand.NewPCG(seed, 1))
 
-	f := newFakeAPI(t, p)
 	var (
 		mu       sync.Mutex
 		keysByOp = map[int]map[string]bool{}
@@ -106,7 +136,7 @@ func profileCrashRun(t *testing.T, p Profile) {
 	journal := filepath.Join(t.TempDir(), "client.journal")
 	run := func(kill, late bool) {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProfileCrashChild$")
-		cmd.Env = childEnv("IDEM_PROFILE_CRASH="+p.Name, "IDEM_PROFILE_CRASH_URL="+f.srv.URL,
+		cmd.Env = childEnv("IDEM_PROFILE_CRASH="+p.Name, "IDEM_PROFILE_CRASH_URL="+f.URL(),
 			"IDEM_PROFILE_CRASH_JOURNAL="+journal, "IDEM_PROFILE_CRASH_OPS="+strconv.Itoa(ops))
 		out := &syncBuffer{}
 		cmd.Stdout, cmd.Stderr = out, out
@@ -213,4 +243,100 @@ func requireProfileAnswer(t *testing.T, p Profile, resp *Response) {
 		return
 	}
 	require.Less(t, resp.StatusCode, 300, "%d %s", resp.StatusCode, resp.Body)
+}
+
+// middlewareTarget is a crash test's API built on the server package: the
+// middleware, with the profile's body field, in front of a handler that
+// counts executions by key. Unlike fakeAPI it answers repeats the
+// middleware's way (a replay, Idempotent-Replayed: true).
+type middlewareTarget struct {
+	srv  *httptest.Server
+	path bodykey.Path
+
+	mu       sync.Mutex
+	executed map[string]int
+	bodies   map[string][][]byte
+	before   func(w http.ResponseWriter, r *http.Request, key string, body []byte) bool
+	after    func(r *http.Request, key string) bool
+}
+
+func newMiddlewareTarget(t *testing.T, p Profile) *middlewareTarget {
+	t.Helper()
+	m := &middlewareTarget{executed: map[string]int{}, bodies: map[string][][]byte{}}
+	var err error
+	m.path, err = bodykey.ParsePath(p.BodyKey)
+	require.NoError(t, err)
+	app := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		k, _, _ := bodykey.Get(body, m.path)
+		m.mu.Lock()
+		m.executed[k]++
+		m.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"payment":{"id":%q,"status":"COMPLETED"}}`, k)
+	})
+	mw := server.Middleware(memstore.New(memstore.Options{}), server.Options{SingleTenant: true, BodyKey: p.BodyKey})(app)
+	m.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(r.Body)
+		if err != nil {
+			return
+		}
+		k, _, _ := bodykey.Get(body, m.path)
+		m.mu.Lock()
+		m.bodies[k] = append(m.bodies[k], body)
+		before, after := m.before, m.after
+		m.mu.Unlock()
+		if before != nil && !before(w, r, k, body) {
+			return
+		}
+		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
+		// The middleware answers into a recorder, so that the answer can
+		// be lost after it recorded the outcome.
+		rec := httptest.NewRecorder()
+		mw.ServeHTTP(rec, r)
+		if after != nil && !after(r, k) {
+			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
+				conn.Close()
+			}
+			return
+		}
+		maps.Copy(w.Header(), rec.Header())
+		w.WriteHeader(rec.Code)
+		w.Write(rec.Body.Bytes())
+	}))
+	t.Cleanup(m.srv.Close)
+	return m
+}
+
+func (m *middlewareTarget) URL() string { return m.srv.URL }
+
+func (m *middlewareTarget) hooks(before func(w http.ResponseWriter, r *http.Request, key string, body []byte) bool, after func(r *http.Request, key string) bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.before, m.after = before, after
+}
+
+func (m *middlewareTarget) fault(w http.ResponseWriter) {
+	w.WriteHeader(http.StatusServiceUnavailable)
+}
+
+func (m *middlewareTarget) executions() map[string]int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return maps.Clone(m.executed)
+}
+
+func (m *middlewareTarget) mismatches() int {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	n := 0
+	for _, bs := range m.bodies {
+		for _, b := range bs[1:] {
+			if !bytes.Equal(b, bs[0]) {
+				n++
+				break
+			}
+		}
+	}
+	return n
 }
