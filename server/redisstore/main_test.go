@@ -43,13 +43,14 @@ func connect(t testing.TB, env string, onNode func(*redis.Client)) redis.Univers
 	t.Helper()
 	addrs := os.Getenv(env)
 	if addrs == "" {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("%s is not set and CI=true: the Redis tests must run (scripts/redis-cluster.sh start prints the cluster's addresses)", env)
-		}
-		t.Skipf("set %s to run the Redis tests against it (%s)", env, map[string]string{
+		hint := map[string]string{
 			"IDEM_TEST_REDIS":        "the addresses scripts/redis-cluster.sh start prints",
-			"IDEM_TEST_REDIS_SINGLE": "127.0.0.1:6379",
-		}[env])
+			"IDEM_TEST_REDIS_SINGLE": "a single node, such as 127.0.0.1:6379",
+		}[env]
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("%s is not set and CI=true: the Redis tests must run (%s)", env, hint)
+		}
+		t.Skipf("set %s to run the Redis tests against it (%s)", env, hint)
 	}
 	list := strings.Split(addrs, ",")
 	var rdb redis.UniversalClient
