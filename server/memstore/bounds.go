@@ -9,10 +9,12 @@ import (
 )
 
 // ErrFull is returned by [Store.Claim] when a new key does not fit: the
-// store holds Options.MaxKeys records, or the key would take it over
-// Options.MaxBytes, and no record has expired. Nothing is forgotten to make
-// room. The middleware answers it 503 with Retry-After; the request did
-// not run, and a retry with the same key is safe.
+// store holds Options.MaxKeys records, or the key would take over
+// Options.MaxBytes what the store counts (each named scope counting no
+// more than its share, see "Bounds" in the package documentation), and no
+// record that could make room has expired. Nothing is forgotten inside its
+// retention to make room. The middleware answers it 503 with Retry-After;
+// the request did not run, and a retry with the same key is safe.
 var ErrFull = errors.New("idem/memstore: store full")
 
 // ErrScopeFull is returned by [Store.Claim] when a new key does not fit in
@@ -36,7 +38,8 @@ const (
 	valueOverhead  = 16  // a value's string header in the field's slice
 )
 
-// claimSize is what a running record for k with fingerprint counts.
+// claimSize is what a record for k with fingerprint counts beyond its
+// response, or beyond the reserve while it runs.
 func claimSize(k server.Key, fingerprint string) int64 {
 	return int64(RecordOverhead + len(k.Scope) + len(k.Key) + len(fingerprint))
 }
@@ -57,74 +60,111 @@ func responseSize(resp server.Response) int64 {
 	return n
 }
 
-// usage is what one scope's records count. A scope that holds no record
-// has no usage.
+// usage is one scope's records: what they count, and the order they
+// expire in. A scope that holds no record has no usage.
 type usage struct {
-	keys  int
-	bytes int64
+	bytes  int64
+	expiry expiryHeap // the scope's records, the one that expires first in front
+	index  int        // its place in Store.fronts
 }
+
+// keys is the number of records the scope holds.
+func (u *usage) keys() int { return len(u.expiry) }
 
 // admit decides, with s.mu held, whether a new key of scope that counts
 // cost bytes fits, and returns its scope's usage (nil if the scope holds
-// no record). It forgets up to sweepLimit expired records in passing,
-// then, while the key does not fit, every further expired record it
-// needs; a key that still does not fit is refused with ErrFull or
-// ErrScopeFull. The empty scope is limited by the store's bounds only.
+// no record). It forgets up to sweepLimit expired records in passing.
+// Then, while the key does not fit, it forgets the expired records that
+// can make room for it: its scope's own, those that expire first first,
+// while the scope is over its share, since no other scope's record can
+// make room in it; else the store's, those that expire first first. A key
+// that still does not fit is refused with ErrScopeFull or ErrFull. The
+// empty scope is limited by the store's bounds only.
 func (s *Store) admit(scope string, cost int64, now time.Time) (*usage, error) {
 	s.sweep(now, sweepLimit)
 	for {
 		u, err := s.fits(scope, cost)
-		if err == nil || !s.reclaim(now) {
-			return u, err
+		switch {
+		case err == nil:
+			return u, nil
+		case err == ErrScopeFull:
+			if !s.reclaim(u, now) {
+				return nil, err
+			}
+		default:
+			if !s.reclaimFirst(now) {
+				return nil, err
+			}
 		}
 	}
 }
 
-// fits reports whether a new key of scope that counts cost bytes fits now.
-// A scope over its share is told so even when the store is full too.
+// fits reports whether a new key of scope that counts cost bytes fits now,
+// and returns its scope's usage. A scope over its share is told so even
+// when the store is full too. The store's byte bound is checked against
+// s.charged, where a named scope counts no more than its share: a scope
+// whose outcomes took it over its share does not take the room of the
+// others.
 func (s *Store) fits(scope string, cost int64) (*usage, error) {
 	u := s.scopes[scope]
 	if scope != "" {
 		var keys int
 		var bytes int64
 		if u != nil {
-			keys, bytes = u.keys, u.bytes
+			keys, bytes = u.keys(), u.bytes
 		}
 		if keys >= s.scopeMaxKeys || bytes+cost > s.scopeMaxBytes {
-			return nil, ErrScopeFull
+			return u, ErrScopeFull
 		}
 	}
-	if len(s.records) >= s.maxKeys || s.bytes+cost > s.maxBytes {
-		return nil, ErrFull
+	if len(s.records) >= s.maxKeys || s.charged+cost > s.maxBytes {
+		return u, ErrFull
 	}
 	return u, nil
 }
 
-// count adds n bytes of the record r to what it, its scope (u, nil if the
-// scope holds no record yet) and the store count; for a record r has not
-// counted yet, it adds one key too.
-func (s *Store) count(r *record, u *usage, n int64) {
-	if r.use == nil {
-		if u == nil {
-			u = new(usage)
-			s.scopes[r.key.Scope] = u
-		}
-		r.use = u
-		u.keys++
+// add counts the new record r, of size bytes, in its scope (u, nil if the
+// scope holds no record yet) and puts it in its place by expiry, which
+// must be set.
+func (s *Store) add(r *record, u *usage, size int64) {
+	if u == nil {
+		u = new(usage)
+		s.scopes[r.key.Scope] = u
 	}
+	r.use = u
+	s.place(r)
+	s.count(r, size)
+}
+
+// count adds n bytes, maybe negative, to what the record r, its scope and
+// the store count.
+func (s *Store) count(r *record, n int64) {
+	u := r.use
+	charged := s.charge(r.key.Scope, u.bytes)
 	r.size += n
 	u.bytes += n
 	s.bytes += n
+	s.charged += s.charge(r.key.Scope, u.bytes) - charged
 }
 
-// uncount takes back what the forgotten record r counted, and forgets its
-// scope's usage when it was the scope's last record.
-func (s *Store) uncount(r *record) {
-	u := r.use
-	s.bytes -= r.size
-	u.bytes -= r.size
-	if u.keys--; u.keys == 0 {
+// charge is what a scope that counts bytes adds to s.charged: all of them
+// for the empty scope, which has no share, and no more than the share for
+// a named scope.
+func (s *Store) charge(scope string, bytes int64) int64 {
+	if scope == "" {
+		return bytes
+	}
+	return min(bytes, s.scopeMaxBytes)
+}
+
+// forget deletes the record r and its place in its scope's heap, and takes
+// back what it counted; a scope's usage goes with its last record.
+func (s *Store) forget(r *record) {
+	delete(s.records, r.key)
+	s.unplace(r)
+	s.count(r, -r.size)
+	if r.use.keys() == 0 {
 		delete(s.scopes, r.key.Scope)
 	}
-	r.use, r.size = nil, 0
+	r.use = nil
 }

@@ -120,21 +120,22 @@ func TestExpiredRecordsMakeRoom(t *testing.T) {
 	}
 }
 
-// TestBytesCount: a record counts its claim while running and its
-// response once completed, a large body as its size; forgetting it takes
-// everything back.
+// TestBytesCount: a record counts its claim and the reserve while
+// running, and its claim and response once completed, a large body as its
+// size; forgetting it takes everything back.
 func TestBytesCount(t *testing.T) {
 	t.Parallel()
 	s := memstore.New(memstore.Options{})
 	k := server.Key{Scope: "acct", Key: "order-1"}
 	c := claim(t, s, k, "fingerprint")
 	running := s.Bytes()
-	assert.Equal(t, int64(memstore.RecordOverhead+len("acct")+len("order-1")+len("fingerprint")), running)
+	claimed := int64(memstore.RecordOverhead + len("acct") + len("order-1") + len("fingerprint"))
+	assert.Equal(t, claimed+memstore.DefaultRunningReserve, running)
 
 	body := make([]byte, 512<<10)
 	h := http.Header{"Content-Type": {"application/json"}}
 	require.NoError(t, s.Complete(ctx, k, c.Token, server.Response{Status: 201, Header: h, Body: body}, time.Hour))
-	added := s.Bytes() - running
+	added := s.Bytes() - claimed
 	assert.GreaterOrEqual(t, added, int64(len(body)+len("Content-Type")+len("application/json")))
 	assert.Less(t, added, int64(len(body)+1024))
 
@@ -143,11 +144,40 @@ func TestBytesCount(t *testing.T) {
 	c = claim(t, s, k2, "fingerprint")
 	before := s.Bytes()
 	require.NoError(t, s.Complete(ctx, k2, c.Token, server.Response{Status: 201, Body: make([]byte, 10, 1<<20)}, time.Hour))
-	assert.Equal(t, int64(1<<20), s.Bytes()-before)
+	assert.Equal(t, int64(1<<20-memstore.DefaultRunningReserve), s.Bytes()-before, "the response replaces the reserve")
 
 	c = claim(t, s, server.Key{Scope: "acct", Key: "order-3"}, "fingerprint")
 	require.NoError(t, s.Release(ctx, server.Key{Scope: "acct", Key: "order-3"}, c.Token))
-	assert.Equal(t, before+1<<20, s.Bytes(), "a released key takes its bytes back")
+	assert.Equal(t, before+1<<20-memstore.DefaultRunningReserve, s.Bytes(), "a released key takes its bytes back")
+}
+
+// TestRunningReserve: a running record counts Options.RunningReserve for
+// its response, at most a sixteenth of the smaller byte bound, and its
+// response replaces it on completion, even a smaller one.
+func TestRunningReserve(t *testing.T) {
+	t.Parallel()
+	k := server.Key{Scope: "acct", Key: "order-1"}
+	claimed := int64(memstore.RecordOverhead + len("acct") + len("order-1") + len("fp"))
+	tests := []struct {
+		name    string
+		opts    memstore.Options
+		reserve int64
+	}{
+		{"default", memstore.Options{}, memstore.DefaultRunningReserve},
+		{"set", memstore.Options{RunningReserve: 64 << 10}, 64 << 10},
+		{"a sixteenth of the share", memstore.Options{RunningReserve: 64 << 10, ScopeMaxBytes: 160 << 10}, 10 << 10},
+		{"a sixteenth of the store", memstore.Options{MaxBytes: 32 << 10, ScopeMaxBytes: 1 << 20}, 2 << 10},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			s := memstore.New(tt.opts)
+			c := claim(t, s, k, "fp")
+			assert.Equal(t, claimed+tt.reserve, s.Bytes())
+			require.NoError(t, s.Complete(ctx, k, c.Token, server.Response{Status: 204}, time.Hour))
+			assert.Equal(t, claimed, s.Bytes(), "an empty response replaces the reserve")
+		})
+	}
 }
 
 // TestByteBound: a scope of 512 KB bodies is refused long before MaxKeys,
@@ -250,7 +280,111 @@ func TestScopeShareComesBack(t *testing.T) {
 	require.ErrorIs(t, err, memstore.ErrScopeFull)
 	c.Advance(2 * time.Minute) // 500 other records expire first, then A's
 	require.True(t, claim(t, s, scoped("A", 10), "fp").Acquired)
-	assert.Equal(t, 10, s.Len(), "the others' expired records were forgotten, and A's as far as needed")
+	// The claim forgets 64 of the others' expired records in passing, then
+	// one of A's to fit its share, behind the 436 others still held.
+	assert.Equal(t, 510-64-1+1, s.Len())
+	_, err = fill(t, s, "A", 9, ok, time.Hour, false) // with key 10, its share
+	require.NoError(t, err, "A's expired records make room in its share")
+}
+
+// TestScopeFullClaimSparesOthers: a claim refused by its scope's share
+// forgets no more than its passing sweep of the other scopes' expired
+// records, since none of them can make room in the share: a refused claim
+// does not stall the store by forgetting all of them under its lock.
+func TestScopeFullClaimSparesOthers(t *testing.T) {
+	t.Parallel()
+	others := 100_000
+	if testing.Short() {
+		others = 10_000
+	}
+	c := newClock()
+	s := memstore.New(memstore.Options{MaxKeys: others + 1000, ScopeMaxKeys: 10, Now: c.Now})
+	_, err := fill(t, s, "A", 10, ok, 48*time.Hour, false)
+	require.NoError(t, err)
+	for i := range others {
+		k := server.Key{Scope: fmt.Sprint("o", i%10_000), Key: fmt.Sprint(i)}
+		tok := claim(t, s, k, "fp").Token
+		require.NoError(t, s.Complete(ctx, k, tok, ok, time.Minute))
+	}
+	c.Advance(time.Hour)
+	before := s.Len()
+	_, err = s.Claim(ctx, scoped("A", 10), "fp", time.Minute)
+	require.ErrorIs(t, err, memstore.ErrScopeFull)
+	assert.LessOrEqual(t, before-s.Len(), 64, "forgot the others' expired records")
+	assert.Positive(t, before-s.Len(), "the passing sweep still runs")
+}
+
+// TestOvershootLeavesOthersRoom: a scope whose running keys all complete
+// with responses far larger than the reserve takes the store over MaxBytes;
+// its outcomes are all kept and its new keys refused, but it counts no
+// more than its share against the store's bound, so every other scope
+// still gets its whole share, and the store is over MaxBytes by no more
+// than the responses' excess over the reserve.
+func TestOvershootLeavesOthersRoom(t *testing.T) {
+	t.Parallel()
+	const maxBytes = 1 << 20 // a share of 256 KiB
+	big := server.Response{Status: 200, Body: make([]byte, 32<<10)}
+	s := memstore.New(memstore.Options{MaxBytes: maxBytes})
+	var tokens []string
+	for i := range 1000 {
+		c, err := s.Claim(ctx, scoped("A", i), "fp", time.Minute)
+		if err != nil {
+			require.ErrorIs(t, err, memstore.ErrScopeFull, "running keys count the reserve")
+			break
+		}
+		tokens = append(tokens, c.Token)
+	}
+	n := len(tokens)
+	require.Less(t, n, 1000, "A's running keys were never refused")
+	for i, tok := range tokens {
+		require.NoError(t, s.Complete(ctx, scoped("A", i), tok, big, 24*time.Hour), "an outcome is never lost")
+	}
+	requireKept(t, s, "A", n, true)
+	excess := int64(n) * (int64(len(big.Body)) - memstore.DefaultRunningReserve)
+	assert.Greater(t, s.Bytes(), int64(maxBytes), "A's outcomes took the store over MaxBytes")
+	assert.LessOrEqual(t, s.Bytes(), maxBytes+excess)
+	_, err := s.Claim(ctx, scoped("A", n), "fp", time.Minute)
+	require.ErrorIs(t, err, memstore.ErrScopeFull)
+
+	// Each of three other scopes gets the share it would get in an empty
+	// store; together with A's share they fill the store.
+	want, err := fill(t, memstore.New(memstore.Options{MaxBytes: maxBytes}), "B", 100_000, ok, time.Hour, false)
+	require.ErrorIs(t, err, memstore.ErrScopeFull)
+	for _, scope := range []string{"B", "C", "D"} {
+		got, err := fill(t, s, scope, 100_000, ok, time.Hour, false)
+		require.ErrorIs(t, err, memstore.ErrScopeFull, "scope %s is refused by its share, not by A", scope)
+		assert.Equal(t, want, got, "scope %s", scope)
+	}
+	_, err = fill(t, s, "E", 100_000, ok, time.Hour, false)
+	require.ErrorIs(t, err, memstore.ErrFull)
+	assert.LessOrEqual(t, s.Bytes(), maxBytes+excess)
+}
+
+// TestSmallStoreShares: however small MaxBytes, a named scope's default
+// share holds running keys: a quarter of MaxBytes, but at least 64 KiB or
+// the whole store.
+func TestSmallStoreShares(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		maxBytes int64
+		least    int // running keys a scope gets in an empty store, at least
+	}{
+		{1000, 3},
+		{4 << 10, 7},
+		{64 << 10, 15},
+		{256 << 10, 15},
+		{1 << 20, 59},
+	}
+	for _, tt := range tests {
+		t.Run(fmt.Sprint(tt.maxBytes), func(t *testing.T) {
+			t.Parallel()
+			s := memstore.New(memstore.Options{MaxBytes: tt.maxBytes})
+			n, err := fill(t, s, "A", 100_000, ok, time.Hour, true)
+			require.ErrorIs(t, err, memstore.ErrScopeFull)
+			assert.GreaterOrEqual(t, n, tt.least)
+			assert.LessOrEqual(t, s.Bytes(), max(tt.maxBytes/4, min(tt.maxBytes, 64<<10)), "the share")
+		})
+	}
 }
 
 // TestBytesCoverHeap: what records count is not less than the heap they

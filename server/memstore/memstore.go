@@ -11,9 +11,10 @@ import (
 
 // Defaults of [Options].
 const (
-	DefaultMaxKeys  = 100_000
-	DefaultMaxBytes = 256 << 20 // 256 MiB
-	DefaultAbandon  = 24 * time.Hour
+	DefaultMaxKeys        = 100_000
+	DefaultMaxBytes       = 256 << 20 // 256 MiB
+	DefaultRunningReserve = 4 << 10   // 4 KiB
+	DefaultAbandon        = 24 * time.Hour
 )
 
 // Options configures [New]. The zero value of every field means its
@@ -26,29 +27,45 @@ type Options struct {
 	// none has expired, Claim refuses a new key with [ErrFull].
 	MaxKeys int
 
-	// MaxBytes bounds the bytes the store's records count, as [Store.Bytes]
-	// reports them (see "Bounds" in the package documentation). Default
-	// 256 MiB. A new key that would take the count over MaxBytes is refused
-	// with [ErrFull]. An outcome is stored even if it takes the count over
-	// MaxBytes, since its work has happened; new keys are then refused
-	// until expired records bring the count back under.
+	// MaxBytes bounds the bytes the store's records count (see "Bounds" in
+	// the package documentation for what a record counts, and the exact
+	// bound). Default 256 MiB. A new key is refused with [ErrFull] if it
+	// would take the count over MaxBytes, each named scope counting no more
+	// than its share (ScopeMaxBytes). An outcome is stored even if its
+	// response counts more than the key reserved (RunningReserve), since its
+	// work has happened: [Store.Bytes] then exceeds MaxBytes by at most what
+	// the stored responses count beyond RunningReserve.
 	MaxBytes int64
 
 	// ScopeMaxKeys is each scope's share of MaxKeys: a new key of a scope
 	// that holds ScopeMaxKeys records is refused with [ErrScopeFull],
 	// however much room the store has, so that one client cannot fill the
-	// store for the others. Default a quarter of MaxKeys (at least 1). The
-	// empty scope, which a single-tenant service uses, is not limited by
-	// the share: it may fill the whole store. A value of MaxKeys or more
-	// turns the share off.
+	// store for the others. Default a quarter of MaxKeys (at least 1): N
+	// scopes take N shares, so four scopes at their shares fill the store.
+	// The empty scope, which a single-tenant service uses, has no share,
+	// even in a store shared with named scopes: it may fill the whole
+	// store. A value of MaxKeys or more turns the share off.
 	ScopeMaxKeys int
 
 	// ScopeMaxBytes is each scope's share of MaxBytes, as ScopeMaxKeys is
-	// of MaxKeys. Default a quarter of MaxBytes. The empty scope is not
-	// limited by it. Like MaxBytes, it is checked when a key is claimed:
-	// an outcome that completes after its scope reached its share is
-	// stored all the same.
+	// of MaxKeys. Default a quarter of MaxBytes, but at least 64 KiB (or
+	// MaxBytes, if less), so that a small store's share holds records. The
+	// empty scope is not limited by it. Like MaxBytes, it is checked when a
+	// key is claimed: an outcome that takes its scope over its share is
+	// stored all the same, the scope's new keys are refused until it is
+	// back under, and the store's bound counts no more than the share for
+	// it, so the scope does not take the other scopes' room.
 	ScopeMaxBytes int64
+
+	// RunningReserve is what a running record counts for the response it
+	// will store, on top of its claim, until Complete replaces it with what
+	// the response counts (more or less). Default 4 KiB, which covers a
+	// typical JSON answer; it is at most a sixteenth of ScopeMaxBytes and of
+	// MaxBytes, so that a small store holds running keys. Bytes stored past
+	// the bounds come only from responses larger than the reserve: a
+	// service whose answers are larger may raise it, and then holds fewer
+	// running keys per share.
+	RunningReserve int64
 
 	// Abandon is how long a running record whose lease lapsed (its worker
 	// died) is kept after the lapse, so a retry with the same fingerprint
@@ -62,8 +79,11 @@ type Options struct {
 
 // Store is a bounded, expiring, in-memory [server.Store] for tests and
 // single-process services. Records live as long as the process. It is safe
-// for concurrent use; one mutex guards it, held only for map and heap
-// operations.
+// for concurrent use; one mutex guards it, held for the whole of each
+// call. A call costs O(log n) for its own record and for each expired
+// record it forgets: up to 64 in passing when it adds a key, and, when the
+// key does not fit, those that can make room for it (see "Expiry" in the
+// package documentation).
 //
 // Complete keeps the Response it is given without copying it, and Claim
 // returns records that share it: neither the caller nor anyone reading a
@@ -73,14 +93,17 @@ type Store struct {
 	maxBytes      int64
 	scopeMaxKeys  int
 	scopeMaxBytes int64
+	reserve       int64 // what a running record counts for its response
 	abandon       time.Duration
 	now           func() time.Time
+	epoch         time.Time // the origin of the heaps' order (expiry.go)
 
 	mu      sync.Mutex
 	records map[server.Key]*record
 	scopes  map[string]*usage // the scopes holding records
+	fronts  frontHeap         // the scopes holding records, the one whose first record expires first in front
 	bytes   int64             // what the records count, all scopes
-	expiry  expiryHeap        // every record, the one that expires first in front
+	charged int64             // what MaxBytes bounds: bytes, each named scope's up to its share
 	seq     uint64            // the last lease token issued
 }
 
@@ -96,9 +119,9 @@ type record struct {
 	leaseExpires time.Time
 	expiresAt    time.Time // completed: forget after; running: lease lapse + abandon
 	response     server.Response
-	size         int64  // the bytes the record counts (see size.go)
+	size         int64  // the bytes the record counts (see bounds.go)
 	use          *usage // its scope's usage
-	index        int    // its place in Store.expiry
+	index        int    // its place in use.expiry
 }
 
 // New returns an empty Store.
@@ -121,18 +144,28 @@ func New(opts Options) *Store {
 		s.scopeMaxKeys = max(s.maxKeys/4, 1)
 	}
 	if s.scopeMaxBytes <= 0 {
-		s.scopeMaxBytes = s.maxBytes / 4
+		s.scopeMaxBytes = max(s.maxBytes/4, min(s.maxBytes, minScopeMaxBytes))
 	}
+	s.reserve = opts.RunningReserve
+	if s.reserve <= 0 {
+		s.reserve = DefaultRunningReserve
+	}
+	s.reserve = min(s.reserve, min(s.scopeMaxBytes, s.maxBytes)/16)
 	if s.abandon <= 0 {
 		s.abandon = DefaultAbandon
 	}
 	if s.now == nil {
 		s.now = time.Now
 	}
+	s.epoch = s.now()
 	s.records = make(map[server.Key]*record)
 	s.scopes = make(map[string]*usage)
 	return s
 }
+
+// minScopeMaxBytes is the least default ScopeMaxBytes of a store whose
+// MaxBytes is at least as large.
+const minScopeMaxBytes = 64 << 10
 
 // Len returns the number of records held, expired ones not yet forgotten
 // included.
@@ -143,7 +176,9 @@ func (s *Store) Len() int {
 }
 
 // Bytes returns the bytes the records held count, expired ones not yet
-// forgotten included: what Options.MaxBytes bounds.
+// forgotten included. It exceeds Options.MaxBytes by at most what the
+// stored responses count beyond Options.RunningReserve (see "Bounds" in
+// the package documentation).
 func (s *Store) Bytes() int64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -170,20 +205,19 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 	}
 	switch {
 	case r == nil:
-		cost := claimSize(k, fingerprint)
+		cost := claimSize(k, fingerprint) + s.reserve
 		u, err := s.admit(k.Scope, cost, now)
 		if err != nil {
 			return server.Claim{}, err
 		}
 		r = &record{key: k, fingerprint: fingerprint}
 		s.records[k] = r
-		s.count(r, u, cost)
 		c := s.acquire(r, now, lease, false)
-		s.expiry.push(r)
+		s.add(r, u, cost)
 		return c, nil
 	case !r.completed && r.fingerprint == fingerprint && !now.Before(r.leaseExpires):
 		c := s.acquire(r, now, lease, true)
-		s.expiry.update(r.index)
+		s.reorder(r)
 		return c, nil
 	}
 	return server.Claim{Record: server.Record{
@@ -196,7 +230,7 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 }
 
 // acquire gives the running record r a fresh token and lease. The caller
-// puts r in its place in s.expiry.
+// puts r in its place by expiry.
 func (s *Store) acquire(r *record, now time.Time, lease time.Duration, takenOver bool) server.Claim {
 	s.seq++
 	r.token = strconv.FormatUint(s.seq, 36)
@@ -223,21 +257,22 @@ func (r *record) reportedExpiry() time.Time {
 func (s *Store) Renew(ctx context.Context, k server.Key, token string, lease time.Duration) error {
 	return s.whileHeld(k, token, func(r *record, now time.Time) {
 		s.extend(r, now, lease)
-		s.expiry.update(r.index)
+		s.reorder(r)
 	})
 }
 
 // Complete implements [server.Store.Complete]. It keeps resp without
-// copying it, and stores it even if it takes the store over
-// Options.MaxBytes (the work has happened); new keys are refused until the
+// copying it, and stores it even if it counts more than the record
+// reserved and takes its scope or the store over its bound (the work has
+// happened); the scope's new keys, or the store's, are refused until the
 // count is back under.
 func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp server.Response, retention time.Duration) error {
 	return s.whileHeld(k, token, func(r *record, now time.Time) {
 		r.token, r.completed, r.response = "", true, resp
 		r.leaseExpires = time.Time{}
 		r.expiresAt = now.Add(retention)
-		s.expiry.update(r.index)
-		s.count(r, r.use, responseSize(resp))
+		s.reorder(r)
+		s.count(r, responseSize(resp)-s.reserve)
 	})
 }
 
@@ -260,12 +295,4 @@ func (s *Store) whileHeld(k server.Key, token string, f func(r *record, now time
 	}
 	f(r, now)
 	return nil
-}
-
-// forget deletes the record r and its place in the expiry heap, and takes
-// back what it counted.
-func (s *Store) forget(r *record) {
-	delete(s.records, r.key)
-	s.expiry.remove(r.index)
-	s.uncount(r)
 }
