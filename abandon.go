@@ -45,7 +45,7 @@ func (j *Journal) Abandon(key string) (*Operation, error) {
 			return nil
 		}
 		op.State, op.UpdatedAt = s.to, time.Now()
-		if err := tx.Bucket(bucketOps).Put([]byte(key), op.encode(nil)); err != nil {
+		if err := opsBucket(tx).Put([]byte(key), op.encode(nil)); err != nil {
 			return err
 		}
 		abandoned = op

@@ -365,7 +365,7 @@ func (j *Journal) begin(op *Operation) (*Operation, error) {
 				return err
 			}
 		}
-		if err := tx.Bucket(bucketOps).Put([]byte(op.Key), enc); err != nil {
+		if err := opsBucket(tx).Put([]byte(op.Key), enc); err != nil {
 			return err
 		}
 		return tx.Bucket(bucketPending).Put([]byte(op.Key), nil)
@@ -392,7 +392,7 @@ func (j *Journal) write(op *Operation, durable bool) error {
 	}
 	return j.submit(durable, lazy, func(tx *bolt.Tx) error {
 		k := []byte(cp.Key)
-		if err := tx.Bucket(bucketOps).Put(k, enc); err != nil {
+		if err := opsBucket(tx).Put(k, enc); err != nil {
 			return err
 		}
 		if cp.State == Pending { // the pending index follows the state
@@ -400,6 +400,19 @@ func (j *Journal) write(op *Operation, durable bool) error {
 		}
 		return tx.Bucket(bucketPending).Delete(k)
 	})
+}
+
+// opsBucket returns tx's bucket of operation records, set to fill the
+// pages it writes. Minted keys (UUIDv7, ULID) grow with time, so new
+// records are appended at the right edge of the tree, where bbolt's
+// default (split a page at half its size) would leave every page half
+// full for good: two records of a 1 KiB request to a 4 KiB page instead
+// of three, and a third more pages to write and fsync with every commit.
+// A record that grows in place splits its page as before.
+func opsBucket(tx *bolt.Tx) *bolt.Bucket {
+	b := tx.Bucket(bucketOps)
+	b.FillPercent = 1
+	return b
 }
 
 // namedKey returns the key bound to name, binding a fresh one from mint
