@@ -42,8 +42,25 @@ const (
 	flagKeyReused             // Result.KeyReused, from version 3
 )
 
-// encode appends op as a record of the current version.
-func (op *Operation) encode(b []byte) []byte { return op.appendRecord(b, recordVersion) }
+// encode appends op as a record of the current version. Given nil, it
+// allocates once, at the record's size.
+func (op *Operation) encode(b []byte) []byte {
+	if b == nil {
+		b = make([]byte, 0, op.recordSize())
+	}
+	return op.appendRecord(b, recordVersion)
+}
+
+// recordSize is an upper bound of the bytes appendRecord appends for op.
+func (op *Operation) recordSize() int {
+	const varint = binary.MaxVarintLen64
+	n := 2 + 5*varint + len(op.Key) + len(op.Name) + len(op.Method) + len(op.URL) + len(op.Host) +
+		wire.HeaderSize(op.Header) + varint + len(op.Body) + len(op.Fingerprint) + 4*varint + 1 + 4
+	if r := op.Result; r != nil {
+		n += varint + wire.HeaderSize(r.Header) + varint + len(r.Body)
+	}
+	return n
+}
 
 // appendRecord appends op in the journal's binary format (see
 // internal/wire), as a record of the given version: a version byte, then
