@@ -6,16 +6,77 @@ package idem
 import (
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
 )
 
-// commitReq is one write waiting for the committer.
+// commitReq is one write waiting for the committer: an operation's record
+// (key and rec), or any other write (apply).
+//
+// Requests are pooled with their buffer, which holds the record and its
+// key: bbolt keeps a reference to a value put in a transaction until the
+// transaction ends, so a request is recycled only once its write is
+// settled, by the committer for a lazy write, by the submitter, after it
+// has its answer, for a durable one. Channels are not pooled: one made in
+// a testing/synctest bubble cannot be used outside it.
 type commitReq struct {
-	apply func(*bolt.Tx) error
-	lazy  *Operation // for a lazy write: the overlay entry to drop once committed
-	done  chan error // nil for a lazy write
+	apply   func(*bolt.Tx) error // nil for a record
+	key     []byte
+	rec     []byte
+	pending bool       // rec is pending: its key goes in the pending index
+	lazy    *Operation // for a lazy write: the overlay entry to drop once committed
+	durable bool       // the submitter waits on done
+	done    chan error // for a durable write
+	buf     []byte     // backs key and rec
+}
+
+var reqPool = sync.Pool{New: func() any { return new(commitReq) }}
+
+// maxPooledBuf is the largest record buffer kept for reuse; a larger one
+// (a large body) is left to the garbage collector rather than held.
+const maxPooledBuf = 64 << 10
+
+func newCommitReq() *commitReq { return reqPool.Get().(*commitReq) }
+
+func recycle(r *commitReq) {
+	buf := r.buf[:0]
+	if cap(buf) > maxPooledBuf {
+		buf = nil
+	}
+	*r = commitReq{buf: buf}
+	reqPool.Put(r)
+}
+
+// run makes r's write in tx.
+func (r *commitReq) run(tx *bolt.Tx) error {
+	if r.apply != nil {
+		return r.apply(tx)
+	}
+	if err := opsBucket(tx).Put(r.key, r.rec); err != nil {
+		return err
+	}
+	if r.pending { // the pending index follows the state
+		return tx.Bucket(bucketPending).Put(r.key, nil)
+	}
+	return tx.Bucket(bucketPending).Delete(r.key)
+}
+
+// submitRecord queues op's record, encoded now: durably, or lazily with
+// lazy as the overlay entry until it is committed.
+func (j *Journal) submitRecord(op *Operation, durable bool, lazy *Operation) error {
+	r := newCommitReq()
+	buf := r.buf[:0]
+	if need := op.recordSize() + len(op.Key); cap(buf) < need {
+		buf = make([]byte, 0, need)
+	}
+	buf = op.encode(buf)
+	n := len(buf)
+	buf = append(buf, op.Key...)
+	r.buf, r.rec, r.key = buf, buf[:n:n], buf[n:]
+	r.pending, r.lazy, r.durable = op.State == Pending, lazy, durable
+	return j.queue(r)
 }
 
 // submit queues a write. A durable one waits until it is on disk.
@@ -28,26 +89,36 @@ type commitReq struct {
 // to its caller (a count, a record read) at each run, not add to it. Only
 // the last run's effects are committed.
 func (j *Journal) submit(durable bool, lazy *Operation, apply func(*bolt.Tx) error) error {
-	r := &commitReq{apply: apply, lazy: lazy}
-	if durable {
-		r.done = make(chan error, 1)
-	}
+	r := newCommitReq()
+	r.apply, r.lazy, r.durable = apply, lazy, durable
+	return j.queue(r)
+}
+
+// queue hands r to the committer and, for a durable write, waits for it.
+func (j *Journal) queue(r *commitReq) error {
 	j.mu.RLock()
 	if j.closed {
 		j.mu.RUnlock()
+		recycle(r)
 		return ErrJournalClosed
 	}
-	if lazy != nil {
+	if r.lazy != nil {
 		j.lazyMu.Lock()
-		j.lazy[lazy.Key] = lazy
+		j.lazy[r.lazy.Key] = r.lazy
 		j.lazyMu.Unlock()
 	}
-	j.reqs <- r
-	j.mu.RUnlock()
-	if !durable {
+	if !r.durable {
+		j.reqs <- r // r is the committer's now
+		j.mu.RUnlock()
 		return nil
 	}
-	return <-r.done
+	done := make(chan error, 1)
+	r.done = done
+	j.reqs <- r
+	j.mu.RUnlock()
+	err := <-done
+	recycle(r)
+	return err
 }
 
 // run is the committer: it takes every queued write and commits them in
@@ -113,7 +184,7 @@ func (j *Journal) drain(batch []*commitReq) ([]*commitReq, bool) {
 
 func hasDurable(batch []*commitReq) bool {
 	for _, r := range batch {
-		if r.done != nil {
+		if r.durable {
 			return true
 		}
 	}
@@ -126,7 +197,7 @@ func (j *Journal) commit(batch []*commitReq) {
 	j.commits.Add(1)
 	err := j.writeTx(func(tx *bolt.Tx) error {
 		for _, r := range batch {
-			if err := r.apply(tx); err != nil {
+			if err := r.run(tx); err != nil {
 				return err
 			}
 		}
@@ -139,7 +210,7 @@ func (j *Journal) commit(batch []*commitReq) {
 		return
 	}
 	for _, r := range batch {
-		j.settle(r, j.writeTx(r.apply))
+		j.settle(r, j.writeTx(r.run))
 	}
 }
 
@@ -156,20 +227,26 @@ func (j *Journal) writeTx(fn func(*bolt.Tx) error) (err error) {
 	return j.db.Update(fn)
 }
 
+// settle reports r's outcome: to its submitter, waiting, for a durable
+// write; else in the lazy overlay and, if it failed, in j.err. Either way
+// r is no longer the committer's.
 func (j *Journal) settle(r *commitReq, err error) {
 	if err != nil && !errors.Is(err, ErrJournalCorrupt) {
 		err = fmt.Errorf("idem: journal %s: write failed: %v", j.path, err)
 	}
-	if r.done != nil {
+	if r.durable {
 		r.done <- err
 		return
 	}
-	j.lazyMu.Lock()
-	if j.lazy[r.lazy.Key] == r.lazy {
-		delete(j.lazy, r.lazy.Key)
+	if r.lazy != nil {
+		j.lazyMu.Lock()
+		if j.lazy[r.lazy.Key] == r.lazy {
+			delete(j.lazy, r.lazy.Key)
+		}
+		if err != nil && j.err == nil {
+			j.err = err
+		}
+		j.lazyMu.Unlock()
 	}
-	if err != nil && j.err == nil {
-		j.err = err
-	}
-	j.lazyMu.Unlock()
+	recycle(r)
 }

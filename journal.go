@@ -351,19 +351,18 @@ func (j *Journal) corrupt(key string, err error) error {
 // operation is not looked up: no record can hold it, and the lookups would
 // cost a read transaction and the committer's time.
 func (j *Journal) begin(op *Operation) (*Operation, error) {
-	if !op.minted {
-		if prev, err := j.get(op.Key); err != nil || prev != nil {
-			return prev, err
-		}
+	if op.minted {
+		return nil, j.submitRecord(op, true, nil)
+	}
+	if prev, err := j.get(op.Key); err != nil || prev != nil {
+		return prev, err
 	}
 	enc := op.encode(nil)
 	var prev *Operation
 	err := j.submit(true, nil, func(tx *bolt.Tx) error {
-		if !op.minted {
-			var err error
-			if prev, err = j.read(tx, op.Key); err != nil || prev != nil {
-				return err
-			}
+		var err error
+		if prev, err = j.read(tx, op.Key); err != nil || prev != nil {
+			return err
 		}
 		if err := opsBucket(tx).Put([]byte(op.Key), enc); err != nil {
 			return err
@@ -384,22 +383,11 @@ func (j *Journal) update(op *Operation) error { return j.write(op, false) }
 func (j *Journal) updateNow(op *Operation) error { return j.write(op, true) }
 
 func (j *Journal) write(op *Operation, durable bool) error {
-	cp := *op
-	enc := cp.encode(nil)
-	lazy := &cp
 	if durable {
-		lazy = nil
+		return j.submitRecord(op, true, nil)
 	}
-	return j.submit(durable, lazy, func(tx *bolt.Tx) error {
-		k := []byte(cp.Key)
-		if err := opsBucket(tx).Put(k, enc); err != nil {
-			return err
-		}
-		if cp.State == Pending { // the pending index follows the state
-			return tx.Bucket(bucketPending).Put(k, nil)
-		}
-		return tx.Bucket(bucketPending).Delete(k)
-	})
+	cp := *op // the overlay's, which the caller cannot change
+	return j.submitRecord(&cp, false, &cp)
 }
 
 // opsBucket returns tx's bucket of operation records, set to fill the

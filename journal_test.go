@@ -353,6 +353,54 @@ func TestJournalGroupCommit(t *testing.T) {
 	})
 }
 
+// TestJournalRecordsSurviveBufferReuse: records are encoded into pooled
+// buffers that bbolt reads until the commit ends. Many writers at once,
+// each writing a record durably, then lazily, then durably again, with
+// bodies from a few bytes to more than a pooled buffer holds: after
+// reopening, every record is exactly the last one its writer wrote, so no
+// buffer was reused while a commit still held it.
+func TestJournalRecordsSurviveBufferReuse(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "j")
+	j := openJournal(t, path)
+	const writers, rounds = 32, 20
+	want := make([][]*Operation, writers)
+	var wg sync.WaitGroup
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range rounds {
+				op := sampleOperation()
+				op.minted, op.State, op.Result = true, Pending, nil
+				op.UpdatedAt = time.Now() // not purged when the journal opens again
+				op.Body = bytes.Repeat([]byte{byte('a' + w%26)}, []int{3, 900, 5000, maxPooledBuf + 1}[(w+i)%4])
+				if _, err := j.begin(op); !assert.NoError(t, err) {
+					return
+				}
+				op.State, op.Attempts = Pending, i
+				assert.NoError(t, j.update(op))
+				op.State, op.Result = Completed, &Result{StatusCode: 200 + i, Body: []byte(op.Key)}
+				assert.NoError(t, j.updateNow(op))
+				cp := *op
+				cp.minted = false // not journaled
+				want[w] = append(want[w], &cp)
+			}
+		}()
+	}
+	wg.Wait()
+	require.NoError(t, j.Close())
+	j = openJournal(t, path)
+	for _, ops := range want {
+		for _, w := range ops {
+			got, ok, err := j.Lookup(w.Key)
+			require.NoError(t, err)
+			require.True(t, ok)
+			assertSameOperation(t, w, got)
+		}
+	}
+}
+
 func TestNamedKeysSurviveReopen(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "j")
