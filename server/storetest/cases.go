@@ -319,6 +319,7 @@ func (f fixture) begin(k server.Key, token string) (context.Context, server.Work
 		noError(f.t, f.s.Release(context.Background(), k, token), "Release")
 		f.t.Skip("the store runs work outside any transaction")
 	}
+	f.t.Cleanup(func() { _ = work.Rollback(context.Background()) }) // as claimWork's
 	return ctx, work
 }
 
@@ -345,6 +346,15 @@ func transactorCases() []testCase {
 			requireLost(t, work.Commit(context.Background(), stale, retention), "Commit after a takeover")
 			noError(t, f.s.Complete(context.Background(), k, c.Token, sampleResponse(), retention), "the new owner completes")
 			requireCompleted(t, f.claim(k, "fp", longLease), "fp", sampleResponse())
+		}},
+		{"WorkEndsOnce", func(t *testing.T, f fixture) {
+			testWorkEndsOnce(t, f, func(k server.Key) server.Work {
+				_, work := f.transactorWork(context.Background(), k)
+				return work
+			})
+		}},
+		{"ContextDescends", func(t *testing.T, f fixture) {
+			testContextDescends(t, f, f.transactorWork)
 		}},
 		{"RollbackThenRelease", func(t *testing.T, f fixture) {
 			k := f.key()

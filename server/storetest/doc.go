@@ -24,7 +24,11 @@
 // acquires it; large, binary and empty responses round-trip. A store that
 // honours a cancelled context must return its error and claim nothing.
 // Stores that implement [server.Transactor] are checked for Commit and
-// Rollback too.
+// Rollback too, and stores that implement [server.WorkClaimer] for claims
+// held by units of work, alone and meeting leases (see [Run]). A Work must
+// end once: a second Commit, or a Commit after Rollback, fails and stores
+// nothing, and a Rollback after Commit returns nil, so that a caller may
+// defer it.
 //
 // # Time
 //

@@ -41,8 +41,16 @@ const (
 // errors.ErrUnsupported, Run also checks claims held by units of work:
 // one of many concurrent ClaimWork calls acquires a key, a held key is
 // running to ClaimWork and to Claim alike, Commit records, Rollback frees,
-// and a completed record is replayed or refused by fingerprint whichever
-// way it was claimed.
+// a commit is visible to the very next claim, answers that acquire nothing
+// hold nothing, and a completed record is replayed or refused by
+// fingerprint whichever way it was claimed; and where ClaimWork meets
+// leases: a unit running an expired record again is not taken over by
+// Claim, a lapsed lease is taken over by ClaimWork with its own
+// fingerprint only and its token then fenced, and of a paused owner's late
+// Complete and the taking-over unit's Commit exactly one outcome is
+// stored. Every Work, of either kind, ends once (a second Commit, or a
+// Commit after Rollback, fails; a Rollback after Commit returns nil) and
+// runs with a context that descends from the caller's.
 func Run(t *testing.T, newStore func(t *testing.T) server.Store) {
 	t.Helper()
 	s := newStore(t)

@@ -2,6 +2,7 @@ package storetest_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -11,8 +12,8 @@ import (
 )
 
 // unitStore is memstore made a WorkClaimer the plainest way: a unit of
-// work holds a lease claim long enough to outlast any test, ends it with
-// Complete or Release, and hides the token from its caller.
+// work holds a lease claim long enough to outlast any test, ends it once
+// with Complete or Release, and hides the token from its caller.
 type unitStore struct{ *memstore.Store }
 
 func (s unitStore) ClaimWork(ctx context.Context, k server.Key, fp string) (server.Claim, context.Context, server.Work, error) {
@@ -20,20 +21,33 @@ func (s unitStore) ClaimWork(ctx context.Context, k server.Key, fp string) (serv
 	if err != nil || !c.Acquired {
 		return c, nil, nil, err
 	}
-	return server.Claim{Acquired: true}, ctx, unit{s.Store, k, c.Token}, nil
+	return server.Claim{Acquired: true, TakenOver: c.TakenOver}, ctx, &unit{s: s.Store, k: k, token: c.Token}, nil
 }
 
 type unit struct {
 	s     *memstore.Store
 	k     server.Key
 	token string
+	ended bool
 }
 
-func (u unit) Commit(ctx context.Context, resp server.Response, retention time.Duration) error {
+var errEnded = errors.New("the work has ended")
+
+func (u *unit) Commit(ctx context.Context, resp server.Response, retention time.Duration) error {
+	if u.ended {
+		return errEnded
+	}
+	u.ended = true
 	return u.s.Complete(ctx, u.k, u.token, resp, retention)
 }
 
-func (u unit) Rollback(ctx context.Context) error { return u.s.Release(ctx, u.k, u.token) }
+func (u *unit) Rollback(ctx context.Context) error {
+	if u.ended {
+		return nil
+	}
+	u.ended = true
+	return u.s.Release(ctx, u.k, u.token)
+}
 
 // TestRun runs the suite, its WorkClaimer cases included, on a conforming
 // store.
