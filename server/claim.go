@@ -90,7 +90,7 @@ func (cl *claimer) ask(ctx context.Context, k Key, fp string) (answer, error) {
 		began := cl.obs.timing()
 		c, wctx, work, err := cl.works.ClaimWork(ctx, k, fp)
 		if !errors.Is(err, errors.ErrUnsupported) {
-			cl.obs.storeOp(ctx, cl.store, OpClaim, began, err)
+			cl.observeClaim(ctx, k, began, err, c.Acquired, work, "")
 			if err == nil && c.Acquired && (work == nil || wctx == nil) {
 				if work != nil {
 					work.Rollback(ctx)
@@ -102,8 +102,33 @@ func (cl *claimer) ask(ctx context.Context, k Key, fp string) (answer, error) {
 	}
 	began := cl.obs.timing()
 	c, err := cl.store.Claim(ctx, k, fp, cl.lease)
-	cl.obs.storeOp(ctx, cl.store, OpClaim, began, err)
+	cl.observeClaim(ctx, k, began, err, err == nil && c.Acquired, nil, c.Token)
 	return answer{Claim: c}, err
+}
+
+// observeClaim reports a claim to the observer. Nothing ends an acquired
+// claim until the caller has the answer, so if the observer panics the
+// claim is ended here before the panic goes on: a unit of work is rolled
+// back (its lock would otherwise be held for as long as the process
+// runs), a leased key released (it would otherwise wait out its lease).
+func (cl *claimer) observeClaim(ctx context.Context, k Key, began time.Time, err error, acquired bool, work Work, token string) {
+	if cl.obs == nil {
+		return
+	}
+	if acquired {
+		defer func() {
+			if p := recover(); p != nil {
+				ctx := context.WithoutCancel(ctx)
+				if work != nil {
+					work.Rollback(ctx)
+				} else {
+					cl.store.Release(ctx, k, token)
+				}
+				panic(p)
+			}
+		}()
+	}
+	cl.obs.storeOp(ctx, cl.store, OpClaim, began, err)
 }
 
 // claim claims k for a request with fingerprint fp and classifies the
