@@ -1,7 +1,6 @@
 package memstore
 
 import (
-	"errors"
 	"fmt"
 	"time"
 
@@ -13,14 +12,16 @@ import (
 // Options.MaxBytes what the store counts (each named scope counting no
 // more than its share, see "Bounds" in the package documentation), and no
 // record that could make room has expired. Nothing is forgotten inside its
-// retention to make room. The middleware answers it 503 with Retry-After;
-// the request did not run, and a retry with the same key is safe.
-var ErrFull = errors.New("idem/memstore: store full")
+// retention to make room. It wraps [server.ErrStoreFull], so the
+// middleware answers it 503 with [server.ProblemStoreFull] and
+// Retry-After: 30; the request did not run, and a retry with the same key
+// is safe.
+var ErrFull = fmt.Errorf("idem/memstore: store full: %w", server.ErrStoreFull)
 
 // ErrScopeFull is returned by [Store.Claim] when a new key does not fit in
 // its scope's share (Options.ScopeMaxKeys, Options.ScopeMaxBytes), however
 // much room the store has. It wraps [ErrFull]: errors.Is(err, ErrFull)
-// holds for both.
+// and errors.Is(err, server.ErrStoreFull) hold for both.
 var ErrScopeFull = fmt.Errorf("%w: the scope holds its share", ErrFull)
 
 // What a record counts towards Options.MaxBytes (see "Bounds" in the

@@ -20,8 +20,9 @@
 // It never forgets a key inside its retention to make room, since a retry
 // of a forgotten key would run again: when a new key does not fit, expired
 // records are forgotten, and if that is not enough the key is refused with
-// [ErrFull], which the middleware answers 503 with Retry-After (nothing
-// runs; a retry later is safe). Keys the store holds are always answered.
+// [ErrFull], which wraps server.ErrStoreFull: the middleware answers it
+// 503 with server.ProblemStoreFull and Retry-After: 30 (nothing runs; a
+// retry later is safe). Keys the store holds are always answered.
 // A full store admits new keys again as its records expire, so its history
 // is bounded: to take every new key, it must hold the new keys of a whole
 // retention. 100,000 keys cover 24 h at 1.16 new keys a second; at 100 a

@@ -48,6 +48,6 @@ func Example_full() {
 	// Output:
 	// acct_1 key 0: <nil>
 	// acct_1 key 1: <nil>
-	// acct_1 key 2: idem/memstore: store full: the scope holds its share
+	// acct_1 key 2: idem/memstore: store full: idem/server: store full: the scope holds its share
 	// acct_2 key 0: <nil>
 }

@@ -94,7 +94,7 @@ const chargeBody = `{"amount":1000,"currency":"EUR"}`
 
 // post sends a charge for client with key and classifies the answer:
 // "ran" (201, first execution), "replayed" (201 replayed), "refused" (503
-// with Retry-After and the store-unavailable problem: the store is full)
+// with Retry-After: 30 and the store-full problem)
 // or, for anything else, a description starting with "unexpected".
 func (s *service) post(client, key string) string {
 	s.body.Reset(chargeBody)
@@ -109,8 +109,8 @@ func (s *service) post(client, key string) string {
 		return "replayed"
 	case s.w.code == http.StatusCreated:
 		return "ran"
-	case s.w.code == http.StatusServiceUnavailable && s.w.header.Get("Retry-After") != "" &&
-		bytes.Contains(s.w.body.Bytes(), []byte(server.ProblemStoreUnavailable)):
+	case s.w.code == http.StatusServiceUnavailable && s.w.header.Get("Retry-After") == "30" &&
+		bytes.Contains(s.w.body.Bytes(), []byte(server.ProblemStoreFull)):
 		return "refused"
 	}
 	return fmt.Sprintf("unexpected: %d %v %s", s.w.code, s.w.header, s.w.body.Bytes())

@@ -107,7 +107,10 @@ type Store struct {
 	seq     uint64            // the last lease token issued
 }
 
-var _ server.Store = (*Store)(nil)
+var (
+	_ server.Store       = (*Store)(nil)
+	_ server.SystemNamer = (*Store)(nil)
+)
 
 // record is one key's state. A running record has a token; a completed one
 // has none.
@@ -184,6 +187,11 @@ func (s *Store) Bytes() int64 {
 	defer s.mu.Unlock()
 	return s.bytes
 }
+
+// StoreSystem returns "memory", the name observers give the store's
+// system (see [server.SystemNamer]): OpenTelemetry's db.system.name has
+// no value for a process's own memory.
+func (s *Store) StoreSystem() string { return "memory" }
 
 // Claim implements [server.Store.Claim]. A running record whose lease
 // lapsed is taken over only by a claim with its fingerprint; it is
