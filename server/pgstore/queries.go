@@ -39,6 +39,7 @@ type queries struct {
 	begin  string
 	lock   string
 	lookup string
+	insert string
 	record string
 }
 
@@ -54,6 +55,10 @@ const lockKey = `hashtextextended(
 // PostgreSQL skips the COMMIT pipelined after the statement and the
 // business writes roll back with it.
 const fenceFailed = "22012"
+
+// uniqueViolation is the SQLSTATE of the insert statement when a record
+// of its key exists: its fence is the primary key.
+const uniqueViolation = "23505"
 
 func buildQueries(t tableName, durableClaims bool, takeover string) queries {
 	async := asyncCommit
@@ -199,15 +204,29 @@ SELECT count(*) FROM gone WHERE gone.async`,
 FROM {{table}}
 WHERE scope = $1 AND key = $2`
 
+	// insert: $1 scope, $2 key, $3 fingerprint, $4 new token, $5 status,
+	// $6 header, $7 body, $8 retention. The work's outcome when lookup
+	// found no row, the common case: written as the last statement of its
+	// transaction and pipelined with COMMIT. The primary key is the last
+	// line of defence: if a row of the key appeared since the lookup (a
+	// claim through Store.Claim, which takes no lock), the insert fails
+	// with a unique violation (uniqueViolation), which aborts the
+	// transaction: PostgreSQL skips the pipelined COMMIT, and the work
+	// rolls back instead of running the key twice. A plain INSERT: about
+	// a tenth less of the database's CPU per new key than record's
+	// ON CONFLICT, which it needs only to replace a row.
+	q.insert = `INSERT INTO {{table}} (scope, key, fingerprint, token, state, status, header, body, claimed_at, expires_at)
+VALUES ($1, $2, $3, $4, 'completed', $5, $6, $7, transaction_timestamp(),
+        statement_timestamp() + $8::bigint * interval '1 microsecond')`
+
 	// record: $1 scope, $2 key, $3 fingerprint, $4 new token, $5 status,
 	// $6 header, $7 body, $8 retention, $9 the token of the row lookup
-	// found replaceable (NULL if it found none). The work's outcome,
-	// written as the last statement of its transaction and pipelined with
-	// COMMIT. The primary key is the last line of defence: if a row
-	// appeared or changed since the lookup (a claim through Store.Claim,
-	// which takes no lock, or the completion of the lapsed lease that was
-	// being taken over), nothing is written and the fence fails, so that
-	// this transaction rolls back instead of overwriting an outcome that
+	// found replaceable. The work's outcome when it replaces that row (a
+	// completed record past its retention, or a lapsed lease with the
+	// same fingerprint), written as insert is. If the row changed since
+	// the lookup (the completion of the lapsed lease that was being taken
+	// over), nothing is written and the fence fails, so that this
+	// transaction rolls back instead of overwriting an outcome that
 	// committed.
 	q.record = `WITH done AS (
     INSERT INTO {{table}} AS t (scope, key, fingerprint, token, state, status, header, body, claimed_at, expires_at)
@@ -233,6 +252,7 @@ SELECT 1 / count(*)::integer FROM done`
 	q.purge = r.Replace(q.purge)
 	q.lock = r.Replace(q.lock)
 	q.lookup = r.Replace(q.lookup)
+	q.insert = r.Replace(q.insert)
 	q.record = r.Replace(q.record)
 	return q
 }

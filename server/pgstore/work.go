@@ -99,14 +99,14 @@ func (w *txWork) Commit(ctx context.Context, resp server.Response, retention tim
 		return fmt.Errorf("pgstore: commit: the work's transaction was ended by the handler or its connection (status %q)", st)
 	}
 	b := &pgx.Batch{}
-	if w.lock != nil {
-		var seen any // NULL when there is no row to replace
-		if w.lock.seen != nil {
-			seen = *w.lock.seen
-		}
+	switch {
+	case w.lock != nil && w.lock.seen == nil:
+		b.Queue(w.s.q.insert, w.k.Scope, w.k.Key, w.lock.fingerprint, rand.Text(),
+			int32(resp.Status), encodeHeader(resp.Header), resp.Body, retention.Microseconds())
+	case w.lock != nil:
 		b.Queue(w.s.q.record, w.k.Scope, w.k.Key, w.lock.fingerprint, rand.Text(),
-			int32(resp.Status), encodeHeader(resp.Header), resp.Body, retention.Microseconds(), seen)
-	} else {
+			int32(resp.Status), encodeHeader(resp.Header), resp.Body, retention.Microseconds(), *w.lock.seen)
+	default:
 		b.Queue(w.s.q.commit, completeArgs(w.k, w.token, resp, retention)...)
 	}
 	b.Queue("COMMIT")
@@ -125,7 +125,7 @@ func (w *txWork) Commit(ctx context.Context, resp server.Response, retention tim
 	case fenceErr != nil:
 		w.rollback(ctx)
 		var pgErr *pgconn.PgError
-		if errors.As(fenceErr, &pgErr) && pgErr.Code == fenceFailed {
+		if errors.As(fenceErr, &pgErr) && (pgErr.Code == fenceFailed || pgErr.Code == uniqueViolation) {
 			return server.ErrLeaseLost
 		}
 		return translate(ctx, "commit", fenceErr)
