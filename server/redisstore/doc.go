@@ -115,10 +115,12 @@
 // the first request with the handler's response all the same.
 //
 // A Redis at maxmemory under noeviction refuses new keys: Claim returns an
-// error wrapping [ErrFull] and the middleware answers 503 with Retry-After,
-// while replays, which write nothing, still work, and Complete still records
-// the outcome of work that has run (its first write is one Redis allows
-// over maxmemory), so no running key is forgotten for lack of room.
+// error wrapping [ErrFull], which wraps server.ErrStoreFull, so the
+// middleware answers a full Redis as a full store (503 with
+// server.ProblemStoreFull and Retry-After: 30). Replays, which write
+// nothing, still work, and Complete still records the outcome of work
+// that has run (its first write is one Redis allows over maxmemory), so
+// no running key is forgotten for lack of room.
 //
 // # Replication and failover
 //

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -135,5 +136,31 @@ func TestNotReplicated(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, replay.Record.Completed, "the unconfirmed outcome is stored on the master")
 		assert.Equal(t, resp.Body, replay.Record.Response.Body)
+	})
+}
+
+// TestObserverNamesRedis: an observer of the middleware gets every store
+// call on a redisstore with the system "redis" (OpenTelemetry's
+// db.system.name), through server.SystemNamer.
+func TestObserverNamesRedis(t *testing.T) {
+	forEachTarget(t, func(t *testing.T, rdb redis.UniversalClient) {
+		var mu sync.Mutex
+		systems := map[string]string{} // by operation
+		obs := &server.Observer{StoreOp: func(_ context.Context, info server.StoreOpInfo) {
+			mu.Lock()
+			defer mu.Unlock()
+			systems[info.Op] = info.System
+		}}
+		store := newStore(t, rdb, redisstore.Options{})
+		mw := server.Middleware(store, server.Options{SingleTenant: true, Observer: obs})
+		url, client := serve(t, mw(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(http.StatusCreated)
+		})))
+		key := rand.Text()
+		require.Equal(t, http.StatusCreated, post(t, client, url, key, `{}`))
+		require.Equal(t, http.StatusCreated, post(t, client, url, key, `{}`))
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Equal(t, map[string]string{server.OpClaim: "redis", server.OpComplete: "redis"}, systems)
 	})
 }

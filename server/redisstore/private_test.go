@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
@@ -90,6 +92,7 @@ func TestCheck(t *testing.T) {
 
 // TestFullRedis fills a Redis with a small maxmemory (noeviction) with
 // claims until it refuses one. Then new keys are refused with ErrFull,
+// which the middleware answers as a full store (503, Retry-After: 30),
 // replays still work, and the outcome of a key claimed before is still
 // recorded: Complete's first write is not one Redis refuses when full.
 func TestFullRedis(t *testing.T) {
@@ -123,6 +126,17 @@ func TestFullRedis(t *testing.T) {
 
 	_, err = s.Claim(ctx, server.Key{Scope: "s", Key: "new"}, "fp", time.Minute)
 	require.ErrorIs(t, err, redisstore.ErrFull, "a new key is refused")
+	require.ErrorIs(t, err, server.ErrStoreFull, "as a full store, not a failing one")
+	h := server.Middleware(s, server.Options{SingleTenant: true})(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(http.StatusCreated)
+	}))
+	w := httptest.NewRecorder()
+	r := httptest.NewRequest(http.MethodPost, "/", strings.NewReader("{}"))
+	r.Header.Set(server.DefaultHeader, "new")
+	h.ServeHTTP(w, r)
+	assert.Equal(t, http.StatusServiceUnavailable, w.Code)
+	assert.Equal(t, "30", w.Header().Get("Retry-After"))
+	assert.Contains(t, w.Body.String(), server.ProblemStoreFull)
 	replay, err := s.Claim(ctx, done, "fp", time.Minute)
 	require.NoError(t, err, "a replay writes nothing and works")
 	assert.Equal(t, []byte("done"), replay.Record.Response.Body)

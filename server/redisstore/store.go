@@ -13,7 +13,10 @@ import (
 	"github.com/idemhq/idem/server"
 )
 
-var _ server.Store = (*Store)(nil)
+var (
+	_ server.Store       = (*Store)(nil)
+	_ server.SystemNamer = (*Store)(nil)
+)
 
 var (
 	// ErrResponseTooLarge is wrapped by the error Complete returns for an
@@ -30,8 +33,10 @@ var (
 
 	// ErrFull is wrapped by the error Claim returns when Redis is over its
 	// maxmemory and, under the noeviction policy, refuses the write of a
-	// new record. Replays still work.
-	ErrFull = errors.New("idem/redisstore: Redis is out of memory (maxmemory)")
+	// new record. Replays still work. It wraps [server.ErrStoreFull], so
+	// the middleware answers a full Redis as a full store: 503 with
+	// [server.ProblemStoreFull] and Retry-After: 30.
+	ErrFull = fmt.Errorf("idem/redisstore: Redis is out of memory (maxmemory): %w", server.ErrStoreFull)
 )
 
 // Store is a [server.Store] on Redis: one node, Sentinel or Cluster,
@@ -47,6 +52,10 @@ type Store struct {
 	// set: its connections run a script and its WAIT together.
 	single *redis.Client
 }
+
+// StoreSystem returns "redis", OpenTelemetry's db.system.name for Redis,
+// which observers give the store's calls (see [server.SystemNamer]).
+func (s *Store) StoreSystem() string { return "redis" }
 
 // New returns a Store keeping its records in rdb. It does not touch Redis;
 // call [Store.Check] at start-up to have the server's eviction policy
