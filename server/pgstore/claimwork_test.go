@@ -347,8 +347,9 @@ func TestClaimWorkCancelledContext(t *testing.T) {
 }
 
 // TestClaimWorkSetsTakeover: the work's transaction carries the TCP
-// settings of Options.Takeover, and only the work's transaction: the
-// connection goes back to the pool with its own.
+// settings of Options.Takeover however the key was acquired (new, past
+// its retention, or taken over from a lapsed lease), and only the work's
+// transaction: the connection goes back to the pool with its own.
 func TestClaimWorkSetsTakeover(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -358,20 +359,36 @@ func TestClaimWorkSetsTakeover(t *testing.T) {
 			current_setting('tcp_keepalives_count'), current_setting('tcp_user_timeout')`).Scan(&v[0], &v[1], &v[2], &v[3]))
 		return v
 	}
+	k := server.Key{Scope: "s", Key: "k"}
 	cases := []struct {
+		name     string
 		takeover time.Duration
-		want     [4]string // zero: the pool's own
+		// before leaves k to be acquired by ClaimWork.
+		before func(t *testing.T, s *pgstore.Store)
+		want   [4]string // zero: the pool's own
 	}{
-		{0, [4]string{"10", "5", "4", "30000"}}, // seconds, seconds, probes, milliseconds
-		{90 * time.Second, [4]string{"30", "15", "4", "90000"}},
-		{-1, [4]string{}},
+		{"default", 0, nil, [4]string{"10", "5", "4", "30000"}}, // seconds, seconds, probes, milliseconds
+		{"90s", 90 * time.Second, nil, [4]string{"30", "15", "4", "90000"}},
+		{"negative", -1, nil, [4]string{}},
+		{"retention over", 0, func(t *testing.T, s *pgstore.Store) {
+			c, _, w := claimWork(t, s, k, "fp")
+			require.True(t, c.Acquired)
+			require.NoError(t, w.Commit(ctx, server.Response{Status: 201}, lapsed))
+		}, [4]string{"10", "5", "4", "30000"}},
+		{"lapsed lease", 0, func(t *testing.T, s *pgstore.Store) {
+			_, err := s.Claim(ctx, k, "fp", lapsed)
+			require.NoError(t, err)
+		}, [4]string{"10", "5", "4", "30000"}},
 	}
 	for _, tc := range cases {
-		t.Run(tc.takeover.String(), func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			s, pool := newTestStore(t, pgstore.Options{Transactional: true, Takeover: tc.takeover})
 			own := show(t, pool.QueryRow)
-			c, wctx, w := claimWork(t, s, server.Key{Scope: "s", Key: "k"}, "fp")
+			if tc.before != nil {
+				tc.before(t, s)
+			}
+			c, wctx, w := claimWork(t, s, k, "fp")
 			require.True(t, c.Acquired)
 			tx, _ := pgstore.Tx(wctx)
 			inWork := show(t, tx.QueryRow)
