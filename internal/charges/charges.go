@@ -2,8 +2,11 @@
 // chaos harness and benchmarks run: POST /charges takes a payment behind
 // the idem middleware, GET /charges lists a client's charges. With
 // PostgreSQL, each charge is a row written in the same transaction as the
-// stored response; with the in-memory store, a charge is kept when the
-// handler returns without panicking.
+// stored response. Otherwise the charges are kept in memory and the
+// idempotency records in memstore or in the store Config.Store names
+// (redisstore, say): a first execution's charge is kept once the store
+// has recorded its outcome under the lease's fence, so a handler that
+// panicked or a worker whose lease was taken over charges nothing.
 package charges
 
 import (
@@ -12,11 +15,8 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"net/http"
-	"slices"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -35,6 +35,12 @@ type Config struct {
 	// Pool, if set, keeps charges and idempotency records in PostgreSQL,
 	// transactionally. Default nil: in memory.
 	Pool *pgxpool.Pool
+	// Store, if set, keeps the idempotency records (a redisstore.Store,
+	// say) while the charges stay in memory, each kept once Store.Complete
+	// has recorded its request's outcome under the lease's fence. The
+	// store's own units of work (Transactor, WorkClaimer) are not used.
+	// Pool and Store are exclusive. Default nil: memstore.
+	Store server.Store
 	// Table is the charges table in PostgreSQL. Default "idem_example_charges".
 	// The idempotency records go to Table+"_keys".
 	Table string
@@ -48,6 +54,9 @@ type Config struct {
 	Wait  time.Duration
 	// Logger gets the middleware's log. Default nil: silent.
 	Logger *slog.Logger
+	// Observer is the middleware's (see server.Options.Observer). Default
+	// nil: none.
+	Observer *server.Observer
 }
 
 // Charge is one payment taken.
@@ -66,17 +75,25 @@ type Service struct {
 	handler http.Handler
 }
 
-// New builds the service, creating its tables in PostgreSQL if needed.
+// New builds the service, creating its tables in PostgreSQL if needed. It
+// fails if both Pool and Store are set.
 func New(ctx context.Context, cfg Config) (*Service, error) {
 	if cfg.Table == "" {
 		cfg.Table = "idem_example_charges"
 	}
 	s := &Service{cfg: cfg}
 	var store server.Store
-	if cfg.Pool == nil {
+	switch {
+	case cfg.Pool != nil && cfg.Store != nil:
+		return nil, errors.New("charges: Config.Pool and Config.Store are exclusive")
+	case cfg.Pool == nil:
+		records := cfg.Store
+		if records == nil {
+			records = memstore.New(memstore.Options{})
+		}
 		ml := &memLedger{}
-		s.ledger, store = ml, &memTx{Store: memstore.New(memstore.Options{}), ledger: ml}
-	} else {
+		s.ledger, store = ml, &memTx{Store: records, ledger: ml}
+	default:
 		pl := &pgLedger{pool: cfg.Pool, table: cfg.Table}
 		if err := pl.migrate(ctx); err != nil {
 			return nil, err
@@ -96,6 +113,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		Lease:    cfg.Lease,
 		Wait:     cfg.Wait,
 		Logger:   cfg.Logger,
+		Observer: cfg.Observer,
 	})
 	mux := http.NewServeMux()
 	mux.Handle("POST /charges", mw(http.HandlerFunc(s.create)))
@@ -202,128 +220,4 @@ func newID() string {
 	var b [8]byte
 	rand.Read(b[:])
 	return "ch_" + hex.EncodeToString(b[:])
-}
-
-// ledger keeps charges. add writes one in the request's unit of work: it
-// counts once the work commits, together with the stored response, and
-// not at all if the work rolls back (the handler failed, or its lease was
-// taken over).
-type ledger interface {
-	add(ctx context.Context, c Charge) error
-	list(ctx context.Context, client string) ([]Charge, error)
-}
-
-// memLedger is the in-memory ledger. Its unit of work is a memWork, which
-// memTx begins for each first execution.
-type memLedger struct {
-	mu      sync.Mutex
-	charges []Charge
-}
-
-func (l *memLedger) add(ctx context.Context, c Charge) error {
-	if w, ok := ctx.Value(memWorkKey{}).(*memWork); ok {
-		w.pending = append(w.pending, c)
-		return nil
-	}
-	l.mu.Lock() // a request without a key, let through unprotected
-	l.charges = append(l.charges, c)
-	l.mu.Unlock()
-	return nil
-}
-
-// memTx makes a memstore transactional for the in-memory ledger: a work's
-// charges are appended under the ledger's lock together with the fenced
-// Complete, so a worker whose lease was taken over adds nothing, as a
-// rolled-back PostgreSQL transaction would.
-type memTx struct {
-	*memstore.Store
-	ledger *memLedger
-}
-
-type memWorkKey struct{}
-
-type memWork struct {
-	tx      *memTx
-	k       server.Key
-	token   string
-	pending []Charge // one goroutine, the handler's, appends
-}
-
-func (t *memTx) BeginWork(ctx context.Context, k server.Key, token string) (context.Context, server.Work, error) {
-	w := &memWork{tx: t, k: k, token: token}
-	return context.WithValue(ctx, memWorkKey{}, w), w, nil
-}
-
-func (w *memWork) Commit(ctx context.Context, resp server.Response, retention time.Duration) error {
-	l := w.tx.ledger
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if err := w.tx.Complete(ctx, w.k, w.token, resp, retention); err != nil {
-		return err // the lease was lost: the charges go with the work
-	}
-	l.charges = append(l.charges, w.pending...)
-	return nil
-}
-
-func (w *memWork) Rollback(context.Context) error {
-	w.pending = nil
-	return nil
-}
-
-func (l *memLedger) list(_ context.Context, client string) ([]Charge, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	var out []Charge
-	for _, c := range l.charges {
-		if c.Client == client {
-			out = append(out, c)
-		}
-	}
-	return slices.Clip(out), nil
-}
-
-type pgLedger struct {
-	pool  *pgxpool.Pool
-	table string
-}
-
-func (l *pgLedger) migrate(ctx context.Context) error {
-	_, err := l.pool.Exec(ctx, fmt.Sprintf(`CREATE TABLE IF NOT EXISTS %s (
-		id text PRIMARY KEY,
-		client_id text NOT NULL,
-		amount bigint NOT NULL,
-		currency text NOT NULL,
-		ref text NOT NULL DEFAULT '',
-		created_at timestamptz NOT NULL DEFAULT clock_timestamp()
-	);
-	CREATE INDEX IF NOT EXISTS %s_client ON %s (client_id, created_at)`, l.table, l.table, l.table))
-	return err
-}
-
-func (l *pgLedger) add(ctx context.Context, c Charge) error {
-	q := fmt.Sprintf(`INSERT INTO %s (id, client_id, amount, currency, ref) VALUES ($1, $2, $3, $4, $5)`, l.table)
-	var err error
-	if tx, ok := pgstore.Tx(ctx); ok {
-		_, err = tx.Exec(ctx, q, c.ID, c.Client, c.Amount, c.Currency, c.Ref)
-	} else { // a request without a key, let through unprotected
-		_, err = l.pool.Exec(ctx, q, c.ID, c.Client, c.Amount, c.Currency, c.Ref)
-	}
-	return err
-}
-
-func (l *pgLedger) list(ctx context.Context, client string) ([]Charge, error) {
-	rows, err := l.pool.Query(ctx, fmt.Sprintf(`SELECT id, client_id, amount, currency, ref FROM %s WHERE client_id = $1 ORDER BY created_at, id`, l.table), client)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []Charge
-	for rows.Next() {
-		var c Charge
-		if err := rows.Scan(&c.ID, &c.Client, &c.Amount, &c.Currency, &c.Ref); err != nil {
-			return nil, err
-		}
-		out = append(out, c)
-	}
-	return out, rows.Err()
 }

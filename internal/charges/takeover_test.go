@@ -26,20 +26,19 @@ func (c *clock) Now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
 
 func (c *clock) advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.mu.Unlock() }
 
-// TestInMemoryTakeoverChargesOnce: the first worker stalls past its lease
-// (a long pause, say), a retry takes the key over and charges; the first
-// worker's charge must not count, as a rolled-back PostgreSQL transaction
-// would not. The in-memory ledger commits under the store's fence.
-func TestInMemoryTakeoverChargesOnce(t *testing.T) {
+// TestTakeoverChargesOnce: the first worker stalls past its lease (a long
+// pause, say), a retry takes the key over and charges; the first worker's
+// charge must not count, as a rolled-back PostgreSQL transaction would
+// not. The in-memory ledger commits under the fence of the store that
+// keeps the records (here Config.Store, a memstore on the test's clock;
+// the default memstore is wrapped the same way).
+func TestTakeoverChargesOnce(t *testing.T) {
 	t.Parallel()
 	clk := &clock{t: time.Now()}
-	ledger := &memLedger{}
 	store := memstore.New(memstore.Options{Now: clk.Now})
-	s := &Service{cfg: Config{Delay: 200 * time.Millisecond}, ledger: ledger}
-	mw := server.Middleware(&memTx{Store: store, ledger: ledger}, server.Options{Scope: clientOf, Lease: time.Hour})
-	mux := http.NewServeMux()
-	mux.Handle("POST /charges", mw(http.HandlerFunc(s.create)))
-	srv := httptest.NewServer(mux)
+	s, err := New(context.Background(), Config{Store: store, Delay: 200 * time.Millisecond, Lease: time.Hour})
+	require.NoError(t, err)
+	srv := httptest.NewServer(s.Handler())
 	t.Cleanup(srv.Close)
 
 	first := make(chan answer, 1)
