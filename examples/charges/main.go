@@ -3,6 +3,8 @@
 //
 //	go run ./examples/charges            # in memory
 //	go run ./examples/charges -database postgres://postgres@127.0.0.1:5432/test?sslmode=disable
+//	go run ./examples/charges -redis 127.0.0.1:6379      # records in Redis
+//	go run ./examples/charges -redis "$(scripts/redis-cluster.sh start | tail -n 1)"  # a cluster
 //
 //	curl -i -X POST localhost:8080/charges -H 'X-Client-Id: acme' \
 //	     -H 'Idempotency-Key: order-1' -H 'Content-Type: application/json' \
@@ -10,6 +12,8 @@
 //	# run the POST again: the same charge, with Idempotent-Replayed: true
 //	# list acme's charges: still one
 //	curl -s localhost:8080/charges -H 'X-Client-Id: acme'
+//	# what idem did, in the Prometheus text format
+//	curl -s localhost:8080/metrics | grep idem_
 //
 // POST /charges needs X-Client-Id (the idempotency scope; 401 without it)
 // and Idempotency-Key (400 without it). A non-positive amount is a 400, an
@@ -19,32 +23,60 @@
 // Content-Type: application/json: the middleware then compares bodies as
 // JSON, so a retry with its keys in another order is the same request;
 // without it the body counts byte for byte.
+//
+// With -redis the idempotency records are kept in Redis (package
+// redisstore; comma-separated addresses are a cluster's seeds) and the
+// charges in this process's memory, each kept once Redis has recorded its
+// request's outcome under the lease's fence. The records are kept under a
+// key prefix of this process's own, idem:charges:<random>:, so that a
+// restarted service, whose memory starts empty, never replays a charge it
+// does not hold; they expire with their retention (24 h).
+//
+// GET /metrics serves the middleware's OpenTelemetry instruments (package
+// otelidem) in the Prometheus text format, through OpenTelemetry's
+// Prometheus exporter: idem_server_requests_total by idem_result, the
+// claims running, lease renewals and the store's operation durations.
 package main
 
 import (
 	"context"
+	"crypto/rand"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
 	"log/slog"
 	"net/http"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
+	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 
 	"github.com/idemhq/idem/internal/charges"
+	"github.com/idemhq/idem/otelidem"
+	"github.com/idemhq/idem/server/redisstore"
 )
 
 func main() {
 	addr := flag.String("addr", "127.0.0.1:8080", "listen address")
 	database := flag.String("database", "", "PostgreSQL DSN; empty keeps everything in memory")
+	redisAddr := flag.String("redis", "", "Redis address for the idempotency records (comma-separated: a cluster's seeds); the charges stay in memory")
 	delay := flag.Duration("delay", 50*time.Millisecond, "simulated card-network latency")
 	flag.Parse()
 
 	ctx := context.Background()
 	cfg := charges.Config{Delay: *delay, Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
-	store, err := withStore(ctx, &cfg, *database)
+	store, err := withStore(ctx, &cfg, *database, *redisAddr)
+	if err != nil {
+		log.Fatal(err)
+	}
+	metrics, err := withMetrics(&cfg)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -52,9 +84,32 @@ func main() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	log.Printf("charges: listening on http://%s (%s)", *addr, store)
-	srv := &http.Server{Addr: *addr, Handler: svc.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", metrics)
+	mux.Handle("/", svc.Handler())
+	log.Printf("charges: listening on http://%s (%s); metrics on /metrics", *addr, store)
+	srv := &http.Server{Addr: *addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 	log.Fatal(srv.ListenAndServe())
+}
+
+// withMetrics gives cfg's middleware an OpenTelemetry observer whose
+// instruments are read by a Prometheus exporter into a registry of their
+// own, and returns the handler that serves that registry. The points
+// leave out the otel_scope_* labels: every instrument here is idem's.
+func withMetrics(cfg *charges.Config) (http.Handler, error) {
+	reg := prometheus.NewRegistry()
+	exporter, err := otelprom.New(otelprom.WithRegisterer(reg), otelprom.WithoutScopeInfo())
+	if err != nil {
+		return nil, err
+	}
+	obs, err := otelidem.NewServerObserver(otelidem.Options{
+		MeterProvider: sdkmetric.NewMeterProvider(sdkmetric.WithReader(exporter)),
+	})
+	if err != nil {
+		return nil, err
+	}
+	cfg.Observer = obs
+	return promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), nil
 }
 
 // maxConns is the PostgreSQL pool's size. In transactional mode every
@@ -67,10 +122,15 @@ func main() {
 const maxConns = 32
 
 // withStore points cfg at the store the flags name and says which it is:
-// PostgreSQL for a DSN, memory otherwise. The pool lives as long as the
-// process.
-func withStore(ctx context.Context, cfg *charges.Config, database string) (string, error) {
-	if database == "" {
+// PostgreSQL for a DSN, Redis for addresses, memory otherwise. The pool or
+// client lives as long as the process.
+func withStore(ctx context.Context, cfg *charges.Config, database, redisAddr string) (string, error) {
+	switch {
+	case database != "" && redisAddr != "":
+		return "", errors.New("-database and -redis are exclusive")
+	case redisAddr != "":
+		return withRedis(ctx, cfg, redisAddr)
+	case database == "":
 		return "memory", nil
 	}
 	pc, err := pgxpool.ParseConfig(database)
@@ -84,4 +144,29 @@ func withStore(ctx context.Context, cfg *charges.Config, database string) (strin
 	}
 	cfg.Pool = pool
 	return fmt.Sprintf("PostgreSQL, pool of %d", maxConns), nil
+}
+
+// withRedis keeps cfg's idempotency records in the Redis at addrs (more
+// than one address: a cluster), under a prefix of this process's own, and
+// warns if Redis would evict them.
+func withRedis(ctx context.Context, cfg *charges.Config, addrs string) (string, error) {
+	seeds := strings.Split(addrs, ",")
+	rdb := redis.NewUniversalClient(&redis.UniversalOptions{Addrs: seeds})
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		return "", fmt.Errorf("redis %s: %v", addrs, err)
+	}
+	prefix := "idem:charges:" + rand.Text()[:8] + ":"
+	store, err := redisstore.New(rdb, redisstore.Options{Prefix: prefix})
+	if err != nil {
+		return "", err
+	}
+	if err := store.Check(ctx); err != nil {
+		log.Printf("charges: warning: %v", err)
+	}
+	cfg.Store = store
+	kind := "Redis"
+	if len(seeds) > 1 {
+		kind = "Redis Cluster"
+	}
+	return fmt.Sprintf("%s at %s, keys %s*; charges in memory", kind, addrs, prefix), nil
 }
