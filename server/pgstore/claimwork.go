@@ -125,9 +125,10 @@ func (s *Store) ClaimWork(ctx context.Context, k server.Key, fingerprint string)
 // record, if found.
 func (s *Store) lockAndLookup(ctx context.Context, conn *pgxpool.Conn, k server.Key) (locked bool, row lookupRow, found bool, err error) {
 	b := &pgx.Batch{}
+	args := []any{k.Scope, k.Key} // shared by the two statements, which only read them
 	b.Queue(s.q.begin)
-	b.Queue(s.q.lock, k.Scope, k.Key)
-	b.Queue(s.q.lookup, k.Scope, k.Key)
+	b.Queue(s.q.lock, args...)
+	b.Queue(s.q.lookup, args...)
 	br := conn.SendBatch(ctx, b)
 	defer func() {
 		if cerr := br.Close(); err == nil {
