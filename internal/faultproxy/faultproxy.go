@@ -50,6 +50,12 @@ type Stats struct {
 	Dropped     int64 // answers dropped after the upstream answered
 	Forwarded   int64 // requests the upstream received
 	Replayed    int64 // answers marked Idempotent-Replayed that reached the client
+	// DroppedReplayed counts the dropped answers (of Dropped) that were
+	// marked Idempotent-Replayed: replays the upstream served that never
+	// reached the client. Replayed + DroppedReplayed is every replay the
+	// upstream answered through the proxy (but for an answer the proxy
+	// failed to read, which it resets without counting).
+	DroppedReplayed int64
 }
 
 // Proxy is a running fault-injecting proxy. Safe for concurrent use.
@@ -64,7 +70,7 @@ type Proxy struct {
 	rng *rand.Rand
 	by  map[string]int64
 
-	requests, resets, unavailable, dropped, forwarded, replayed atomic.Int64
+	requests, resets, unavailable, dropped, forwarded, replayed, droppedReplayed atomic.Int64
 }
 
 // Start listens on a free loopback port and serves until Close.
@@ -116,6 +122,8 @@ func (p *Proxy) Stats() Stats {
 		Dropped:     p.dropped.Load(),
 		Forwarded:   p.forwarded.Load(),
 		Replayed:    p.replayed.Load(),
+
+		DroppedReplayed: p.droppedReplayed.Load(),
 	}
 }
 
@@ -196,12 +204,16 @@ func (p *Proxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		resetConn(w)
 		return
 	}
+	replayed := resp.Header.Get("Idempotent-Replayed") == "true"
 	if f == drop {
 		p.dropped.Add(1)
+		if replayed {
+			p.droppedReplayed.Add(1) // a replay the client never received
+		}
 		resetConn(w)
 		return
 	}
-	if resp.Header.Get("Idempotent-Replayed") == "true" {
+	if replayed {
 		p.replayed.Add(1) // a replay the client received
 	}
 	for k, vs := range resp.Header {

@@ -17,15 +17,18 @@ func TestFaults(t *testing.T) {
 	cases := []struct {
 		name         string
 		cfg          Config
+		replay       bool // the upstream answers with Idempotent-Replayed: true
 		wantErr      bool
 		wantStatus   int
 		wantUpstream int64
 		want         func(Stats) int64
 	}{
 		{name: "pass", wantStatus: 201, wantUpstream: 1, want: func(s Stats) int64 { return s.Forwarded }},
+		{name: "pass a replay", replay: true, wantStatus: 201, wantUpstream: 1, want: func(s Stats) int64 { return s.Forwarded }},
 		{name: "reset", cfg: Config{Reset: 1}, wantErr: true, wantUpstream: 0, want: func(s Stats) int64 { return s.Resets }},
 		{name: "unavailable", cfg: Config{Unavailable: 1}, wantStatus: 503, wantUpstream: 0, want: func(s Stats) int64 { return s.Unavailable }},
 		{name: "drop after the work", cfg: Config{Drop: 1}, wantErr: true, wantUpstream: 1, want: func(s Stats) int64 { return s.Dropped }},
+		{name: "drop a replay", cfg: Config{Drop: 1}, replay: true, wantErr: true, wantUpstream: 1, want: func(s Stats) int64 { return s.Dropped }},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -36,7 +39,9 @@ func TestFaults(t *testing.T) {
 				body, _ := io.ReadAll(r.Body)
 				assert.Equal(t, `{"a":1}`, string(body))
 				assert.Equal(t, "q=1", r.URL.RawQuery)
-				w.Header().Set("Idempotent-Replayed", "true")
+				if tc.replay {
+					w.Header().Set("Idempotent-Replayed", "true")
+				}
 				w.WriteHeader(201)
 			}))
 			defer srv.Close()
@@ -60,11 +65,15 @@ func TestFaults(t *testing.T) {
 			assert.Equal(t, int64(1), st.Requests)
 			assert.Equal(t, int64(1), tc.want(st))
 			assert.Equal(t, int64(1), p.By("c1"))
-			delivered := int64(0)
-			if tc.wantStatus == 201 {
+			var delivered, dropped int64
+			switch {
+			case tc.replay && tc.wantStatus == 201:
 				delivered = 1
+			case tc.replay:
+				dropped = 1
 			}
 			assert.Equal(t, delivered, st.Replayed, "replays count when the client gets them")
+			assert.Equal(t, dropped, st.DroppedReplayed, "and when the proxy drops them")
 		})
 	}
 }
