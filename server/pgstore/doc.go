@@ -217,6 +217,21 @@
 // example every few minutes from one goroutine per process. Claim does not
 // depend on it.
 //
+// # Operating
+//
+// [Open] gives a program that has only a DSN (an operator's command line)
+// a Store on a pool of its own, which [Store.Close] closes. [Store.Stats]
+// counts the records by state (running, lapsed, completed, expired, and
+// what Purge would delete), per scope or for all; [Store.Running] lists
+// the running claims, oldest first, with their lease expiry and whether a
+// ClaimWork is running the key again right now; [Store.PurgeWithProgress]
+// purges as Purge does and reports each batch. Each is one statement
+// over the table (a sequential scan), meant for a person, not for every
+// request. A key that ClaimWork claimed has no record until its work
+// commits: neither Stats nor Running sees it, and nothing can name it,
+// since its lock is on a hash of the key; a crashed worker's such key is
+// free again as soon as its connection closes.
+//
 // # Errors
 //
 // Renew, Complete, Release and Work.Commit return [server.ErrLeaseLost]

@@ -9,6 +9,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -76,4 +77,60 @@ func Example() {
 	// 201 {"charged":1000} replayed: false
 	// 201 {"charged":1000} replayed: true
 	// charges: 1
+}
+
+// An operator's view of a store from a DSN alone: the counts by state,
+// the running keys, and a purge with progress. The database comes from
+// IDEM_TEST_DATABASE here, and the table is a fresh one.
+func ExampleOpen() {
+	ctx := context.Background()
+	table := tableName()
+	store, err := pgstore.Open(ctx, os.Getenv("IDEM_TEST_DATABASE"), pgstore.Options{Table: table})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer store.Close() // closes the Store's own pool
+	if err := store.Migrate(ctx); err != nil {
+		log.Fatal(err)
+	}
+	defer dropNow(table) // the example's cleanup
+
+	// Three claims: one running, one completed, one completed whose
+	// retention is already over.
+	for i, retention := range []time.Duration{0, time.Hour, -time.Second} {
+		k := server.Key{Scope: "tenant-1", Key: fmt.Sprint("order-", i)}
+		c, err := store.Claim(ctx, k, "fp", time.Minute)
+		if err != nil {
+			log.Fatal(err)
+		}
+		if retention != 0 {
+			if err := store.Complete(ctx, k, c.Token, server.Response{Status: 201}, retention); err != nil {
+				log.Fatal(err)
+			}
+		}
+	}
+
+	st, err := store.Stats(ctx, "tenant-1")
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Printf("running %d, lapsed %d, completed %d, expired %d, purgeable %d\n",
+		st.Running, st.Lapsed, st.Completed, st.Expired, st.Purgeable)
+	running, err := store.Running(ctx, 10)
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, r := range running {
+		fmt.Println("running:", r.Key.Scope, r.Key.Key, "lapsed:", r.Lapsed)
+	}
+	n, err := store.PurgeWithProgress(ctx, 100, func(deleted int) { fmt.Println("purged so far:", deleted) })
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("purged:", n)
+	// Output:
+	// running 1, lapsed 0, completed 1, expired 1, purgeable 1
+	// running: tenant-1 order-0 lapsed: false
+	// purged so far: 1
+	// purged: 1
 }

@@ -101,6 +101,19 @@ func dropTable(t testing.TB, pool *pgxpool.Pool, table string) {
 	})
 }
 
+// dropNow drops table on a connection of its own, for the examples that
+// cannot use t.Cleanup.
+func dropNow(table string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, testDatabase)
+	if err != nil {
+		return
+	}
+	defer conn.Close(ctx)
+	_, _ = conn.Exec(ctx, "DROP TABLE IF EXISTS "+table)
+}
+
 // newTestStore is newStore on a small pool of its own.
 func newTestStore(t testing.TB, opts pgstore.Options) (*pgstore.Store, *pgxpool.Pool) {
 	t.Helper()

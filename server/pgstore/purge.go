@@ -22,8 +22,9 @@ const DefaultPurgeBatch = 1000
 // records whose lease lapsed more than Options.Abandon ago, and returns how
 // many it deleted. (A lapsed lease alone does not mean the worker is gone:
 // a long pause, or renewals failing for a moment, and it may still finish
-// and record its outcome, which it could not if its row were gone.) Each batch of at most batch rows (DefaultPurgeBatch if batch <= 0)
-// is one short statement of its own, taking the oldest rows on the
+// and record its outcome, which it could not if its row were gone.) Each
+// batch of at most batch rows (DefaultPurgeBatch if batch <= 0) is one
+// short statement of its own, taking the oldest rows on the
 // expires_at index and skipping rows other statements hold, so Purge never
 // holds many locks for long and can run from several processes at once. It
 // loops until a batch comes back short or ctx is done, and then returns the
@@ -36,6 +37,15 @@ const DefaultPurgeBatch = 1000
 // Options.Abandon without a retry taking them over, after which a request
 // with a different fingerprint may claim the key.
 func (s *Store) Purge(ctx context.Context, batch int) (int, error) {
+	return s.PurgeWithProgress(ctx, batch, nil)
+}
+
+// PurgeWithProgress is [Store.Purge], calling progress (if not nil) after
+// each batch with the number of records deleted so far, from the
+// goroutine that called it: an operator's progress bar, whose total
+// [Stats].Purgeable gives beforehand. Records that expire while it runs
+// are purged too, so the count can pass that total.
+func (s *Store) PurgeWithProgress(ctx context.Context, batch int, progress func(deleted int)) (int, error) {
 	if batch <= 0 {
 		batch = DefaultPurgeBatch
 	}
@@ -49,6 +59,9 @@ func (s *Store) Purge(ctx context.Context, batch int) (int, error) {
 			return total, translate(ctx, "purge", err)
 		}
 		total += int(n)
+		if progress != nil {
+			progress(total)
+		}
 		if n < int64(batch) {
 			return total, nil
 		}

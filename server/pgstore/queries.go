@@ -34,6 +34,8 @@ type queries struct {
 	commit   string
 	release  string
 	purge    string
+	stats    string
+	running  string
 
 	// The statements of ClaimWork (see claimwork.go).
 	begin  string
@@ -252,6 +254,7 @@ SELECT 1 / count(*)::integer FROM done`
 	q.purge = r.Replace(q.purge)
 	q.lock = r.Replace(q.lock)
 	q.lookup = r.Replace(q.lookup)
+	q.stats, q.running = statsQueries(t.quoted)
 	q.insert = r.Replace(q.insert)
 	q.record = r.Replace(q.record)
 	return q

@@ -62,11 +62,12 @@ func (s *Store) reserved() *pgxpool.Pool {
 // Close waits for the background rollbacks of claims that acquired
 // nothing (see [Store.ClaimWork]) to put their connections back in the
 // pool, and closes the connections the Store opened itself (the reserved
-// pool of Options.ReservedConns), waiting for statements using them to
-// finish. It does not close the pool given to New, which the caller
-// closes after the Store's last use. A Store used after Close runs those
-// statements on the main pool. Close is safe to call more than once and
-// from several goroutines.
+// pool of Options.ReservedConns, and the pool of a Store from [Open]),
+// waiting for statements using them to finish. It does not close the pool
+// given to New, which the caller closes after the Store's last use. A
+// Store from New used after Close runs those statements on the main pool;
+// a Store from Open fails every call after Close. Close is safe to call
+// more than once and from several goroutines.
 func (s *Store) Close() {
 	s.ending.Wait()
 	s.res.mu.Lock()
@@ -74,5 +75,8 @@ func (s *Store) Close() {
 	s.res.closed = true
 	if p := s.res.pool.Swap(nil); p != nil {
 		p.Close()
+	}
+	if s.ownPool {
+		s.pool.Close() // pgxpool's Close is idempotent
 	}
 }

@@ -39,6 +39,8 @@ type Store struct {
 	// ending counts the background rollbacks of claims that acquired
 	// nothing (see endClaim).
 	ending sync.WaitGroup
+	// ownPool is set by Open: Close closes pool.
+	ownPool bool
 }
 
 // New returns a Store keeping its records in opts.Table through pool. It
