@@ -29,9 +29,23 @@
 // shell command that restarts the server. After the restart the harness
 // checks that the server's start time changed.
 //
+// With -redis the idempotency records are kept in Redis (package
+// redisstore; comma-separated addresses are a cluster's seeds) and the
+// charges in the harness's memory, each kept once Redis has recorded its
+// request's outcome under the lease's fence. With -kill-redis-master the
+// harness SIGKILLs one master of that cluster, once and mid-run, through
+// scripts/redis-cluster.sh kill (so the cluster must be the one the
+// script started; -redis-script names another copy), waits until a
+// replica serves its slots, and after the run heals the cluster with the
+// script's heal. Redis replicates asynchronously: a claim or an outcome
+// the master acknowledged but had not yet sent to its replica is lost
+// with it, and the retry runs the operation again, so such a run can end
+// with duplicates, which it reports and fails on.
+//
 //	go run ./examples/chaos -ops 2000 -kills 5
 //	go run ./examples/chaos -ops 2000 -kills 5 -database $IDEM_TEST_DATABASE -restart-postgres
 //	go run ./examples/chaos -database $DSN -restart-cmd 'sudo systemctl restart postgresql'
+//	go run ./examples/chaos -redis "$(scripts/redis-cluster.sh start | tail -n 1)" -kill-redis-master
 package main
 
 import (
@@ -50,6 +64,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/idemhq/idem/internal/charges"
 	"github.com/idemhq/idem/internal/faultproxy"
@@ -60,6 +75,9 @@ type options struct {
 	database          string
 	restartPostgres   bool
 	restartCmd        string
+	redis             string
+	killRedisMaster   bool
+	redisScript       string
 	seed              uint64
 	runID             string
 	drop, reset, fail float64
@@ -73,6 +91,9 @@ func main() {
 	flag.StringVar(&o.database, "database", "", "PostgreSQL DSN; empty keeps the service in memory")
 	flag.BoolVar(&o.restartPostgres, "restart-postgres", false, "restart the PostgreSQL server -database names, once, mid-run")
 	flag.StringVar(&o.restartCmd, "restart-cmd", "", "shell command that restarts the database (implies -restart-postgres)")
+	flag.StringVar(&o.redis, "redis", "", "Redis address for the idempotency records (comma-separated: a cluster's seeds); the charges stay in memory")
+	flag.BoolVar(&o.killRedisMaster, "kill-redis-master", false, "SIGKILL one master of the -redis cluster, once, mid-run, and heal the cluster after the run")
+	flag.StringVar(&o.redisScript, "redis-script", "scripts/redis-cluster.sh", "the script that started the -redis cluster, for -kill-redis-master")
 	flag.Uint64Var(&o.seed, "seed", 0, "seed for faults and kill times (0: from the clock)")
 	flag.StringVar(&o.runID, "run-id", "", "the run's ID in its scope chaos-<seed>-<run ID> (default random); a scope that holds charges already is refused")
 	flag.Float64Var(&o.drop, "drop", 0.10, "share of answers dropped after the service charged")
@@ -98,6 +119,12 @@ func main() {
 	if o.restartPostgres && o.database == "" {
 		fail("-restart-postgres and -restart-cmd need -database")
 	}
+	if o.database != "" && o.redis != "" {
+		fail("-database and -redis are exclusive")
+	}
+	if o.killRedisMaster && !strings.Contains(o.redis, ",") {
+		fail("-kill-redis-master needs -redis with a cluster's seeds, comma-separated")
+	}
 	ok, err := harness(o)
 	if err != nil {
 		fail(err.Error())
@@ -116,12 +143,27 @@ func harness(o options) (bool, error) {
 	ctx := context.Background()
 	rng := mrand.New(mrand.NewPCG(o.seed, 7))
 	cfg := charges.Config{Delay: time.Millisecond, Lease: 3 * time.Second, Wait: time.Second}
-	store, pool, err := withStore(ctx, &cfg, o.database, o.conc)
+	var (
+		store string
+		pool  *pgxpool.Pool
+		rdb   redis.UniversalClient
+		err   error
+	)
+	rlog := &redisLog{}
+	if o.redis != "" {
+		redis.SetLogger(rlog)
+		store, rdb, err = withRedis(ctx, &cfg, o.redis)
+	} else {
+		store, pool, err = withStore(ctx, &cfg, o.database, o.conc)
+	}
 	if err != nil {
 		return false, err
 	}
 	if pool != nil {
 		defer pool.Close()
+	}
+	if rdb != nil {
+		defer rdb.Close()
 	}
 	var rs restart
 	if o.restartPostgres {
@@ -168,6 +210,9 @@ func harness(o options) (bool, error) {
 	if o.restartPostgres {
 		fmt.Printf("chaos: will restart %s: %s\n", rs.what, strings.Join(rs.argv, " "))
 	}
+	if o.killRedisMaster {
+		fmt.Printf("chaos: will SIGKILL a Redis master with %s kill\n", o.redisScript)
+	}
 
 	self, err := os.Executable()
 	if err != nil {
@@ -188,21 +233,39 @@ func harness(o options) (bool, error) {
 	// Every wait is bounded: a child that hangs is killed and the run
 	// fails, rather than hold up whoever runs it.
 	deadline := time.Now().Add(15 * time.Minute)
-	var restarted chan error
-	// restartDuring restarts the database while child i runs, if child i
-	// is the one in the middle of the run (with no kills, the last one).
-	restartDuring := func(i int) {
-		if !o.restartPostgres || i != o.kills/2 {
+	// disrupt is what happens to the store mid-run, if anything: a
+	// PostgreSQL restart or a Redis master killed.
+	var disrupt func() (string, error)
+	switch {
+	case o.restartPostgres:
+		disrupt = func() (string, error) {
+			away, err := rs.run(ctx, pool)
+			return fmt.Sprintf("PostgreSQL restarted mid-run (back in %v)", away.Round(time.Millisecond)), err
+		}
+	case o.killRedisMaster:
+		pick := mrand.New(mrand.NewPCG(o.seed, 13)) // not rng: the kill runs beside the loop that uses it
+		disrupt = func() (string, error) { return killMaster(ctx, rdb, o.redisScript, o.redis, pick) }
+		defer func() {
+			if err := clusterScript(ctx, o.redisScript, o.redis, "heal"); err != nil {
+				fmt.Println("chaos: healing the Redis Cluster:", err)
+			}
+		}()
+	}
+	var disrupted chan error
+	// disruptDuring disrupts the store while child i runs, if child i is
+	// the one in the middle of the run (with no kills, the last one).
+	disruptDuring := func(i int) {
+		if disrupt == nil || i != o.kills/2 {
 			return
 		}
-		restarted = make(chan error, 1)
+		disrupted = make(chan error, 1)
 		go func() {
 			time.Sleep(100 * time.Millisecond)
-			away, err := rs.run(ctx, pool)
+			what, err := disrupt()
 			if err == nil {
-				fmt.Printf("chaos: PostgreSQL restarted mid-run (back in %v)\n", away.Round(time.Millisecond))
+				fmt.Println("chaos:", what)
 			}
-			restarted <- err
+			disrupted <- err
 		}()
 	}
 	kills := 0
@@ -211,7 +274,7 @@ func harness(o options) (bool, error) {
 		if err != nil {
 			return false, err
 		}
-		restartDuring(i)
+		disruptDuring(i)
 		// Kill it once it has sent a random number of further requests,
 		// so every kill lands mid-run, whatever the machine's speed.
 		target := proxy.By(client) + 1 + int64(rng.IntN(max(1, o.ops/(o.kills+1))))
@@ -244,7 +307,7 @@ func harness(o options) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	restartDuring(o.kills)
+	disruptDuring(o.kills)
 	select {
 	case err := <-done:
 		if err != nil {
@@ -255,9 +318,9 @@ func harness(o options) (bool, error) {
 		<-done
 		return false, fmt.Errorf("the last client did not finish by the deadline")
 	}
-	if restarted != nil {
-		if err := <-restarted; err != nil {
-			return false, fmt.Errorf("restarting PostgreSQL: %v", err)
+	if disrupted != nil {
+		if err := <-disrupted; err != nil {
+			return false, fmt.Errorf("disrupting the store mid-run: %v", err)
 		}
 	}
 
@@ -268,6 +331,9 @@ func harness(o options) (bool, error) {
 	executed, duplicates, foreign := tally(cs, o.ops)
 	lost := o.ops - executed
 	st := proxy.Stats()
+	if n := rlog.n.Load(); n > 0 {
+		fmt.Printf("chaos: go-redis logged %d errors (dials to a dead master, say); not shown\n", n)
+	}
 	fmt.Printf("chaos: proxy saw %d requests: %d reset, %d answered 503, %d answers dropped after the charge\n",
 		st.Requests, st.Resets, st.Unavailable, st.Dropped)
 	// A run that did not meet the faults it was asked for proves less
