@@ -55,8 +55,8 @@ func newStore(ctx context.Context, dsn string) (server.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	// A running request holds a connection for its transaction, and its
-	// claim and lease renewals need others: size the pool above the
+	// A running request holds a connection for its transaction, and a
+	// repeat needs one briefly to read the record: size the pool above the
 	// requests that run at once (pgxpool's default is 4, or the CPU count).
 	cfg.MaxConns = 32
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
