@@ -11,9 +11,12 @@ import (
 	"github.com/idemhq/idem/server/pgstore"
 )
 
-// claimResult is pgstore's SQL claim timed alone, through Store.Claim.
+// claimResult is one store's Store.Claim timed alone: a new key, and a
+// key whose outcome is recorded (the replay's read).
 type claimResult struct {
-	fresh, replay sample
+	title               string
+	freshRow, replayRow string // the rows' labels
+	fresh, replay       sample
 }
 
 // claims measures pgstore's Store.Claim alone: the lease path, which the
@@ -26,36 +29,48 @@ func claims(cfg config, pool *pgxpool.Pool) *claimResult {
 	defer st.Close() // Complete opens the store's reserved pool
 	must(st.Migrate(ctx))
 	defer pool.Exec(ctx, "DROP TABLE IF EXISTS "+tbl)
-	done := server.Key{Scope: "bench", Key: "replayed"}
+	res := &claimResult{
+		title:     "Server: pgstore Store.Claim alone, the lease path (non-transactional mode): one statement, one round trip",
+		freshRow:  "new key (asynchronous commit)",
+		replayRow: "replay (read-only: no transaction ID, no WAL)",
+	}
+	res.fresh, res.replay = timeClaims(cfg, st)
+	return res
+}
+
+// timeClaims times st.Claim of new keys and of a key whose outcome is
+// recorded, cfg.rounds × cfg.seqOps of each, interleaved.
+func timeClaims(cfg config, st server.Store) (fresh, replay sample) {
+	ctx := context.Background()
+	done := server.Key{Scope: "bench", Key: newKey()}
 	c, err := st.Claim(ctx, done, "fp", time.Minute)
 	must(err)
 	must(st.Complete(ctx, done, c.Token, server.Response{Status: 201, Body: []byte(`{"id":"ch_1"}`)}, time.Hour))
-	res := &claimResult{}
 	for range cfg.rounds {
 		for range cfg.seqOps {
 			k := server.Key{Scope: "bench", Key: newKey()}
 			start := time.Now()
 			c, err := st.Claim(ctx, k, "fp", time.Minute)
-			res.fresh = append(res.fresh, time.Since(start))
+			fresh = append(fresh, time.Since(start))
 			must(err)
 			if !c.Acquired {
 				must(fmt.Errorf("a new key was not acquired"))
 			}
 			start = time.Now()
 			c, err = st.Claim(ctx, done, "fp", time.Minute)
-			res.replay = append(res.replay, time.Since(start))
+			replay = append(replay, time.Since(start))
 			must(err)
 			if !c.Record.Completed {
 				must(fmt.Errorf("the completed key was not reported"))
 			}
 		}
 	}
-	return res
+	return fresh, replay
 }
 
 func (r *claimResult) print() {
-	t := &table{title: "Server: pgstore Store.Claim alone, the lease path (non-transactional mode): one statement, one round trip", head: []string{"claim", "p50", "p99"}}
-	t.add("new key (asynchronous commit)", ms(r.fresh.median()), ms(r.fresh.p99()))
-	t.add("replay (read-only: no transaction ID, no WAL)", ms(r.replay.median()), ms(r.replay.p99()))
+	t := &table{title: r.title, head: []string{"claim", "p50", "p99"}}
+	t.add(r.freshRow, ms(r.fresh.median()), ms(r.fresh.p99()))
+	t.add(r.replayRow, ms(r.replay.median()), ms(r.replay.p99()))
 	t.print()
 }

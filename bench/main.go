@@ -7,7 +7,10 @@
 //	go run ./bench -short -plot DIR # a quick run, charts to DIR
 //
 // Every server and database is on loopback. The server half needs
-// PostgreSQL: -database, or IDEM_TEST_DATABASE.
+// PostgreSQL for its pgstore rows (-database, or IDEM_TEST_DATABASE) and
+// Redis for its redisstore rows (-redis, or IDEM_TEST_REDIS: one address,
+// or a cluster's seeds, comma-separated, such as scripts/redis-cluster.sh
+// start prints).
 package main
 
 import (
@@ -24,6 +27,7 @@ type config struct {
 	seqOps   int
 	tputDur  time.Duration
 	database string
+	redis    string
 
 	inProcessOnly bool
 }
@@ -36,6 +40,7 @@ func main() {
 	var cfg config
 	flag.BoolVar(&cfg.short, "short", false, "a quick run (under two minutes)")
 	flag.StringVar(&cfg.database, "database", os.Getenv("IDEM_TEST_DATABASE"), "PostgreSQL DSN for the server benchmarks (default $IDEM_TEST_DATABASE)")
+	flag.StringVar(&cfg.redis, "redis", os.Getenv("IDEM_TEST_REDIS"), "Redis address, or a cluster's seeds comma-separated, for the redisstore rows (default $IDEM_TEST_REDIS)")
 	only := flag.String("only", "", "run only the client or server half (client, server, inprocess)")
 	cpuprofile := flag.String("cpuprofile", "", "write a CPU profile to this file")
 	plotDir := flag.String("plot", "", "write SVG charts of this run to this directory (default "+defaultPlotDir+" for the full run, none for -short; -plot= for none)")

@@ -114,7 +114,7 @@ func pileUp(cfg config, e env) []pileUpRow {
 		}
 		rows = append(rows, row)
 		stop()
-		e.dropTables(c)
+		e.cleanUp(c)
 	}
 	return rows
 }

@@ -101,10 +101,12 @@ func keyIf(keyed bool, k string) string {
 type serverResults struct {
 	inProcess *inProcessResult
 	http      []httpRow
-	floors    *pgFloors // nil without PostgreSQL
-	trips     [][2]string
-	claims    *claimResult // nil without PostgreSQL
-	pileUp    []pileUpRow
+	floors    *pgFloors   // nil without PostgreSQL
+	trips     [][2]string // round trips to PostgreSQL
+	// redisTrips are the round trips to Redis; empty without Redis.
+	redisTrips [][2]string
+	claims     []*claimResult // each store's Store.Claim alone; memstore's is in process
+	pileUp     []pileUpRow
 }
 
 // httpRow is one way of serving POST /charges over loopback HTTP.
@@ -159,9 +161,20 @@ func benchServer(cfg config) *serverResults {
 	} else {
 		fmt.Println("\n(no -database and no IDEM_TEST_DATABASE: PostgreSQL rows skipped)")
 	}
-	overHTTP(cfg, e, rt, res)
+	var trips *redisTrips
+	if cfg.redis != "" {
+		trips = &redisTrips{}
+		e.redis = connectRedis(cfg.redis, trips)
+		defer e.redis.Close()
+	} else {
+		fmt.Println("\n(no -redis and no IDEM_TEST_REDIS: redisstore rows skipped)")
+	}
+	overHTTP(cfg, e, rt, trips, res)
 	if e.pool != nil {
-		res.claims = claims(cfg, e.pool)
+		res.claims = append(res.claims, claims(cfg, e.pool))
+	}
+	if e.redis != nil {
+		res.claims = append(res.claims, redisClaims(cfg, e))
 	}
 	res.pileUp = pileUp(cfg, e)
 	return res
@@ -184,7 +197,7 @@ func setups(e env) []setup {
 		svc, err := charges.New(ctx, c)
 		must(err)
 		url, stop := serve(svc.Handler())
-		out = append(out, setup{row: row, url: url, http: newHTTPClient(), stop: func() { stop(); e.dropTables(c) }})
+		out = append(out, setup{row: row, url: url, http: newHTTPClient(), stop: func() { stop(); e.cleanUp(c) }})
 	}
 	bares := e.bareConfigs()
 	for _, bare := range []string{bareMemory, barePG} {
@@ -204,7 +217,7 @@ func setups(e env) []setup {
 
 // overHTTP measures new keys, replays and throughput over loopback HTTP,
 // with the PostgreSQL floors interleaved in the same rounds.
-func overHTTP(cfg config, e env, rt *roundTrips, res *serverResults) {
+func overHTTP(cfg config, e env, rt *roundTrips, trips *redisTrips, res *serverResults) {
 	ss := setups(e)
 	defer func() {
 		for _, s := range ss {
@@ -286,6 +299,12 @@ func overHTTP(cfg config, e env, rt *roundTrips, res *serverResults) {
 	for _, s := range ss {
 		res.http = append(res.http, s.row)
 	}
+	for i, s := range ss {
+		if trips != nil && s.row.store == e.redisName() {
+			n, r := countRedisTrips(s, trips, replayKeys[i])
+			res.redisTrips = append(res.redisTrips, [2]string{"new key, " + s.row.store, n}, [2]string{"replay, " + s.row.store, r})
+		}
+	}
 	if e.pool == nil {
 		return
 	}
@@ -339,6 +358,14 @@ func (r *serverResults) printHTTP() {
 		}
 		rtt.print()
 	}
+	if len(r.redisTrips) > 0 {
+		rtt := &table{title: "Server: round trips to Redis per request, counted with a go-redis hook on every node's connections (ten requests each)", head: []string{"request", "round trips"}}
+		for _, tr := range r.redisTrips {
+			rtt.add(tr[0], tr[1])
+		}
+		rtt.notes = append(rtt.notes, "A new key is a claim and a completion, one script each; a replay is one read-only script.")
+		rtt.print()
+	}
 }
 
 func (r *serverResults) print() {
@@ -346,8 +373,8 @@ func (r *serverResults) print() {
 		r.inProcess.print()
 	}
 	r.printHTTP()
-	if r.claims != nil {
-		r.claims.print()
+	for _, c := range r.claims {
+		c.print()
 	}
 	printPileUp(r.pileUp)
 }

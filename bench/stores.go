@@ -6,8 +6,10 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
 
 	"github.com/idemhq/idem/internal/charges"
+	"github.com/idemhq/idem/server/redisstore"
 )
 
 // The bare handlers: the charges service without the middleware (the
@@ -38,7 +40,8 @@ type storeKind struct {
 
 // env is what the server half runs against.
 type env struct {
-	pool *pgxpool.Pool // nil without PostgreSQL
+	pool  *pgxpool.Pool         // nil without PostgreSQL
+	redis redis.UniversalClient // nil without Redis
 }
 
 func (e env) storeKinds() []storeKind {
@@ -50,6 +53,13 @@ func (e env) storeKinds() []storeKind {
 			c.Pool, c.Table = e.pool, t
 			return c
 		}, takeover: pgTakeover})
+	}
+	if e.redis != nil {
+		// The charges stay in memory, committed under the store's fence.
+		ks = append(ks, storeKind{name: e.redisName(), bare: bareMemory, config: func(c charges.Config, t string) charges.Config {
+			c.Store, c.Table = e.newRedisStore(t), t // Table names the use, for cleanUp
+			return c
+		}, takeover: redisTakeover(e)})
 	}
 	return ks
 }
@@ -71,8 +81,13 @@ func (e env) bareConfigs() map[string]func(base charges.Config, table string) ch
 // tableName is a fresh table name for one use, so runs never meet.
 func tableName(use string) string { return fmt.Sprintf("bench_%s_%d", use, rand.Uint32()) }
 
-// dropTables removes what a PostgreSQL configuration created.
-func (e env) dropTables(c charges.Config) {
+// cleanUp removes what a configuration created: its PostgreSQL tables,
+// or its keys in Redis.
+func (e env) cleanUp(c charges.Config) {
+	if _, ok := c.Store.(*redisstore.Store); ok && e.redis != nil {
+		e.forgetRedis(c.Table)
+		return
+	}
 	if e.pool == nil || c.Pool == nil || c.Table == "" {
 		return
 	}
