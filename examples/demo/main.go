@@ -10,7 +10,10 @@
 //
 // Everything runs in this process, on loopback: the example charges service
 // (in memory, or PostgreSQL with -database), a fault-injecting proxy in
-// front of it, and the two clients.
+// front of it, and the two clients. At the end the demo prints what the
+// service's own metrics (package otelidem) counted: the idem client's
+// requests by how the middleware answered them (the plain client sends no
+// keys, which the middleware lets through uncounted).
 package main
 
 import (
@@ -71,6 +74,8 @@ func main() {
 		defer pool.Close()
 		cfg.Pool, store = pool, "in PostgreSQL"
 	}
+	metrics, err := withMetrics(&cfg)
+	check(err)
 	svc, err := charges.New(ctx, cfg)
 	check(err)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
@@ -100,6 +105,7 @@ func main() {
 	for _, r := range results {
 		fmt.Printf("%-34s %s\n", r.name+":", verdict(r))
 	}
+	printServerCounts(ctx, metrics, proxy.Stats())
 	if *plotFile != "" {
 		settings := fmt.Sprintf("%d charges, %d at a time, service %s; the proxy drops %.0f%% of answers after the charge, resets %.0f%% of connections, answers %.0f%% with 503; seed %d.",
 			*n, *conc, store, 100**drop, 100**reset, 100**unavailable, *seed)
