@@ -109,10 +109,12 @@ type Options struct {
 	// same way without the network.
 	//
 	// idem itself recognises idem's own problem type, a 422 problem
-	// document or Link header naming idempotency (the IETF draft's form),
-	// and Stripe's error type "idempotency_error" (a 400). Any other
-	// answer, a 422 validation error among them, is a Response like any
-	// other 4xx. IsKeyReused is called from the goroutine making the call
+	// document that names idempotency and says reuse ("Idempotency-Key is
+	// already used", the IETF draft's form) or a 422 whose Link header
+	// points to documentation about idempotency, and Stripe's error type
+	// "idempotency_error" (a 400). Any other answer, a 422 validation
+	// error among them (one about the key itself included: "Idempotency-Key
+	// must be at most 64 characters"), is a Response like any other 4xx. IsKeyReused is called from the goroutine making the call
 	// and must not keep resp. Default nil.
 	IsKeyReused func(resp *Response) bool
 	// IsReplayed, if set, is asked about every answer that carries no

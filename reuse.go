@@ -4,9 +4,11 @@
 package idem
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
+	"unicode"
 
 	"github.com/idemhq/idem/internal/canonjson"
 	"github.com/idemhq/idem/internal/key"
@@ -35,24 +37,35 @@ func (c *Client) keyReused(r *Response) bool {
 //
 //   - a JSON body whose "type" is idem's own problem type for key reuse
 //     (the server package's ProblemKeyReused), whatever the status;
-//   - a 422 whose JSON body (a problem document, RFC 9457) has a "type",
-//     "title" or "code" naming idempotency, as the IETF draft's example of
-//     key reuse does (draft-ietf-httpapi-idempotency-key-header, "Error
-//     Scenarios": 422, title "Idempotency-Key is already used"), or whose
-//     Link header points to documentation about idempotency with
-//     rel="describedby", the draft's other form;
+//   - a 422 whose JSON body (a problem document, RFC 9457) both names
+//     idempotency and says reuse, in its "type", "title" or "code", as the
+//     IETF draft's example of key reuse does
+//     (draft-ietf-httpapi-idempotency-key-header, "Error Scenarios": 422,
+//     title "Idempotency-Key is already used"); or whose Link header points
+//     to documentation about idempotency with rel="describedby", the
+//     draft's other form;
 //   - a JSON body with an error object whose "type" is
 //     "idempotency_error", as Stripe answers a key reused with different
 //     parameters (400).
 //
+// A 422 that only mentions the key is not reuse: "Idempotency-Key header
+// is required" and "Idempotency-Key must be at most 64 characters" are
+// validation errors about the key, and sending the request again with
+// another body would not change them. So a field says reuse only with one
+// of reuseWords, and a URI (a "type", a Link target) counts by its last
+// path segment alone: a validation error's type documented under
+// /idempotency/errors/amount-invalid names no idempotency.
+//
 // Any other answer, a 422 that is a validation error among them, is not.
-// Only a JSON content type (application/json or *+json) is parsed, and
-// only up to maxReuseBody bytes.
+// Only a JSON content type (application/json, *+json, or text/json, which
+// some servers still send) is parsed, only up to maxReuseBody bytes, and a
+// UTF-8 byte order mark before the document is skipped.
 func reusedBySignal(status int, h http.Header, body []byte) bool {
 	if status == http.StatusUnprocessableEntity && linksToIdempotency(h.Values("Link")) {
 		return true
 	}
-	if len(body) == 0 || len(body) > maxReuseBody || !canonjson.IsJSON(h.Get("Content-Type")) {
+	body = bytes.TrimPrefix(body, utf8BOM)
+	if len(body) == 0 || len(body) > maxReuseBody || !isJSONType(h.Get("Content-Type")) {
 		return false
 	}
 	var doc struct {
@@ -67,9 +80,18 @@ func reusedBySignal(status int, h http.Header, body []byte) bool {
 	if doc.Type == key.ReusedProblemType {
 		return true
 	}
-	if status == http.StatusUnprocessableEntity &&
-		(namesIdempotency(doc.Type) || namesIdempotency(doc.Title) || namesIdempotency(doc.Code)) {
-		return true
+	if status == http.StatusUnprocessableEntity {
+		typ, _ := doc.Type.(string)
+		fields := [...]string{lastSegment(typ), stringOf(doc.Title), stringOf(doc.Code)}
+		var names, reuse bool
+		for _, f := range fields {
+			f = normalizeWords(f)
+			names = names || strings.Contains(f, "idempoten")
+			reuse = reuse || saysReuse(f)
+		}
+		if names && reuse {
+			return true
+		}
 	}
 	if e, ok := doc.Error.(map[string]any); ok && e["type"] == "idempotency_error" {
 		return true
@@ -77,20 +99,76 @@ func reusedBySignal(status int, h http.Header, body []byte) bool {
 	return false
 }
 
-// namesIdempotency reports whether v is a string that mentions idempotency
-// ("idempotency", "Idempotency-Key", "idempotent").
-func namesIdempotency(v any) bool {
-	s, ok := v.(string)
-	return ok && strings.Contains(strings.ToLower(s), "idempoten")
+// utf8BOM is the byte order mark some servers put before a JSON document.
+var utf8BOM = []byte("\xef\xbb\xbf")
+
+// isJSONType reports whether a content type is JSON for the reading of
+// error documents: application/json, *+json, or the unregistered
+// text/json.
+func isJSONType(contentType string) bool {
+	if canonjson.IsJSON(contentType) {
+		return true
+	}
+	mt, _, _ := strings.Cut(contentType, ";")
+	return strings.EqualFold(strings.TrimSpace(mt), "text/json")
+}
+
+// reuseWords are the words with which a problem's title, code or type
+// says a key was reused, once normalizeWords has made them lower-case and
+// spaced: "Idempotency-Key is already used" (the IETF draft),
+// "idempotency_key_reused", "used with different parameters",
+// "idempotency-key-mismatch", "only be used with the same parameters"
+// (Stripe's message).
+var reuseWords = []string{"already used", "already been used", "reuse", "different", "mismatch", "same parameters"}
+
+func saysReuse(s string) bool {
+	for _, w := range reuseWords {
+		if strings.Contains(s, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// normalizeWords lower-cases s and spaces its words: '_', '-' and '.'
+// become spaces, so that a code (idempotency_key_already_used) reads as a
+// title does.
+func normalizeWords(s string) string {
+	return strings.Map(func(r rune) rune {
+		switch r {
+		case '_', '-', '.':
+			return ' '
+		}
+		return unicode.ToLower(r)
+	}, s)
+}
+
+// lastSegment returns a URI's last path segment, its query and fragment
+// left out ("https://api.example/problems/idempotency-key-reused" gives
+// "idempotency-key-reused"); a string without a slash, such as a URN or a
+// bare code, is returned whole but for those.
+func lastSegment(uri string) string {
+	if i := strings.IndexAny(uri, "?#"); i >= 0 {
+		uri = uri[:i]
+	}
+	uri = strings.TrimRight(uri, "/")
+	return uri[strings.LastIndexByte(uri, '/')+1:]
+}
+
+func stringOf(v any) string {
+	s, _ := v.(string)
+	return s
 }
 
 // linksToIdempotency reports whether Link field values name, with
-// rel="describedby", a target that mentions idempotency.
+// rel="describedby", a target whose last path segment mentions
+// idempotency.
 func linksToIdempotency(values []string) bool {
 	for _, v := range values {
 		for _, link := range strings.Split(v, ",") {
 			target, params, ok := strings.Cut(link, ";")
-			if !ok || !namesIdempotency(target) {
+			target = strings.Trim(strings.TrimSpace(target), "<>")
+			if !ok || !strings.Contains(strings.ToLower(lastSegment(target)), "idempoten") {
 				continue
 			}
 			for _, p := range strings.Split(params, ";") {

@@ -42,6 +42,17 @@ func TestReusedBySignal(t *testing.T) {
 		{"Stripe: another error type", 400, jsonType, `{"error":{"type":"invalid_request_error"}}`, false},
 		{"a Link that is not describedby", 422, http.Header{"Link": {`<https://developer.example.com/idempotency>; rel="help"`}}, "", false},
 		{"a describedby Link elsewhere", 422, http.Header{"Link": {`<https://developer.example.com/validation>; rel="describedby"`}}, "", false},
+		{"IETF draft: a key reuse code in snake case", 422, jsonType, `{"code":"idempotency_key_already_used"}`, true},
+		{"a key reuse title after a byte order mark", 422, problem, "\ufeff" + `{"title":"Idempotency-Key is already used"}`, true},
+		{"Stripe: idempotency_error as text/json", 400, http.Header{"Content-Type": {"text/json"}}, `{"error":{"type":"idempotency_error"}}`, true},
+		{"a type URN naming key reuse", 422, problem, `{"type":"urn:problem-type:idempotency-key-reused"}`, true},
+		{"422: the key header is missing", 422, problem, `{"title":"Idempotency-Key header is required"}`, false},
+		{"422: the key is too long", 422, problem, `{"type":"https://api.example.com/problems/validation","title":"Idempotency-Key must be at most 64 characters"}`, false},
+		{"422: the key is malformed, by code", 422, jsonType, `{"code":"idempotency_key_invalid"}`, false},
+		{"422: a validation type documented under an idempotency path", 422, problem, `{"type":"https://docs.example.com/idempotency/errors/amount-invalid","title":"Amount must be positive"}`, false},
+		{"422: a validation type on a host named for idempotency", 422, problem, `{"type":"https://idempotent-payments.example/problems/validation","title":"Validation failed"}`, false},
+		{"422: a reuse word with no idempotency", 422, problem, `{"title":"Email already used"}`, false},
+		{"a describedby Link under an idempotency path", 422, http.Header{"Link": {`<https://docs.example.com/idempotency/amounts>; rel="describedby"`}}, "", false},
 		{"not JSON", 422, problem, `{"type":`, false},
 		{"a JSON array", 422, jsonType, `["idempotency"]`, false},
 	}
@@ -50,13 +61,16 @@ func TestReusedBySignal(t *testing.T) {
 	}
 }
 
-// reuseServers are three servers that answer a request under a key that
-// was first used for another: one that does not recognise keys at all and
+// reuseServers are servers that answer a request under a key that was
+// first used for another: one that does not recognise keys at all and
 // finds the request invalid (422), one that says so as the IETF draft
-// does (422 problem document), one that says so as Stripe does (400).
+// does (422 problem document), one that finds the key itself invalid (a
+// 422 about the key, which is no reuse), one that says so as Stripe does
+// (400).
 var reuseServers = []reuseServer{
 	{"validation 422", 422, "application/json", `{"detail":[{"loc":["body","amount"],"msg":"value is not a valid integer"}]}`, false},
 	{"IETF key reuse 422", 422, "application/problem+json", `{"type":"https://developer.example.com/idempotency","title":"Idempotency-Key is already used","detail":"Idempotency Key MUST not be reused across different payloads of this operation."}`, true},
+	{"422 about the key itself", 422, "application/problem+json", `{"type":"https://docs.example.com/idempotency/errors/key-too-long","title":"Idempotency-Key must be at most 64 characters"}`, false},
 	{"Stripe idempotency_error 400", 400, "application/json", `{"error":{"type":"idempotency_error","message":"Keys for idempotent requests can only be used with the same parameters they were first used with."}}`, true},
 }
 
