@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"slices"
@@ -154,10 +153,7 @@ func pgTakeover(cfg charges.Config, url string) string {
 	must(err)
 	defer st.Close()
 	key := newKey()
-	req := httptest.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(chargeBody)))
-	req.Header.Set("Content-Type", "application/json")
-	fp := server.Fingerprint(req, []byte(chargeBody))
-	c, wctx, work, err := st.ClaimWork(ctx, server.Key{Scope: "bench", Key: key}, fp)
+	c, wctx, work, err := st.ClaimWork(ctx, server.Key{Scope: "bench", Key: key}, chargeFingerprint(url))
 	must(err)
 	if !c.Acquired {
 		return "claim failed"
@@ -172,23 +168,34 @@ func pgTakeover(cfg charges.Config, url string) string {
 	if !killed {
 		return "the connection could not be killed"
 	}
+	try, after, ok := retryUntilCreated(url, key, 5*time.Second)
+	if !ok {
+		return "NO: the key stayed locked"
+	}
+	return fmt.Sprintf("yes: retry %d ran, answered %s after the kill (handler %s)", try, ms(after), dur(cfg.Delay))
+}
+
+// chargeFingerprint is the fingerprint the middleware computes for the
+// bench's charge to url.
+func chargeFingerprint(url string) string {
+	req := httptest.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(chargeBody)))
+	req.Header.Set("Content-Type", "application/json")
+	return server.Fingerprint(req, []byte(chargeBody))
+}
+
+// retryUntilCreated sends the bench's charge with key to url every 20 ms
+// until it is answered 201 or limit has passed, and returns which try it
+// was, how long after the first, and whether one was.
+func retryUntilCreated(url, key string, limit time.Duration) (int, time.Duration, bool) {
 	hc := newHTTPClient()
 	start := time.Now()
-	for try := 1; time.Since(start) < 5*time.Second; try++ {
-		r, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(chargeBody)))
-		r.Header.Set("Content-Type", "application/json")
-		r.Header.Set(charges.ClientHeader, "bench")
-		r.Header.Set("Idempotency-Key", key)
-		resp, err := hc.Do(r)
-		must(err)
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-		if resp.StatusCode == http.StatusCreated {
-			return fmt.Sprintf("yes: retry %d ran, answered %s after the kill (handler %s)", try, ms(time.Since(start)), dur(cfg.Delay))
+	for try := 1; time.Since(start) < limit; try++ {
+		if _, status, _ := sendCharge(hc, url, "bench", key); status == http.StatusCreated {
+			return try, time.Since(start), true
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	return "NO: the key stayed locked"
+	return 0, 0, false
 }
 
 func printPileUp(rows []pileUpRow) {

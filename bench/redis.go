@@ -1,12 +1,8 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
-	"net/http"
-	"net/http/httptest"
 	"slices"
 	"strings"
 	"sync/atomic"
@@ -149,34 +145,17 @@ const takeoverLease = time.Second
 // the key, which it gets once the lease lapsed on Redis's clock.
 func redisTakeover(e env) func(cfg charges.Config, url string) string {
 	return func(cfg charges.Config, url string) string {
-		ctx := context.Background()
-		st := e.newRedisStore(cfg.Table)
 		key := newKey()
-		req := httptest.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(chargeBody)))
-		req.Header.Set("Content-Type", "application/json")
-		fp := server.Fingerprint(req, []byte(chargeBody))
-		lease := takeoverLease
-		c, err := st.Claim(ctx, server.Key{Scope: "bench", Key: key}, fp, lease)
+		c, err := e.newRedisStore(cfg.Table).Claim(context.Background(), server.Key{Scope: "bench", Key: key}, chargeFingerprint(url), takeoverLease)
 		must(err)
 		if !c.Acquired {
 			return "claim failed"
 		}
-		hc := newHTTPClient()
-		start := time.Now()
-		for try := 1; time.Since(start) < lease+5*time.Second; try++ {
-			r, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader([]byte(chargeBody)))
-			r.Header.Set("Content-Type", "application/json")
-			r.Header.Set(charges.ClientHeader, "bench")
-			r.Header.Set("Idempotency-Key", key)
-			resp, err := hc.Do(r)
-			must(err)
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusCreated {
-				return fmt.Sprintf("yes: retry %d ran, answered %s after the claim (the crashed worker's lease %s; handler %s)", try, ms(time.Since(start)), dur(lease), dur(cfg.Delay))
-			}
-			time.Sleep(20 * time.Millisecond)
+		try, after, ok := retryUntilCreated(url, key, takeoverLease+5*time.Second)
+		if !ok {
+			return "NO: the key stayed claimed past its lease"
 		}
-		return "NO: the key stayed claimed past its lease"
+		return fmt.Sprintf("yes: retry %d ran, answered %s after the claim (the crashed worker's lease %s; handler %s)",
+			try, ms(after), dur(takeoverLease), dur(cfg.Delay))
 	}
 }
