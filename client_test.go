@@ -387,6 +387,39 @@ func TestPrepareRequestLeavesTheCallersURL(t *testing.T) {
 	assert.NotContains(t, string(raw), "sk_live_SECRET")
 }
 
+// TestPrepareRequestStartsAfreshOnEveryAttempt: what the hook changes on
+// one attempt (an added header, a query parameter, the Host) is not there
+// on the next: each attempt starts from the request as the call made it,
+// so a hook that adds a signature signs each attempt once.
+func TestPrepareRequestStartsAfreshOnEveryAttempt(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(503, 503, 201))
+	var n atomic.Int32
+	c := newClient(t, quickOptions(Options{PrepareRequest: func(r *http.Request) error {
+		i := n.Add(1)
+		r.Header.Add("X-Signature", fmt.Sprint("sig-", i))
+		r.Header.Del("X-Drop-Once")
+		q := r.URL.Query()
+		q.Add("ts", fmt.Sprint(i))
+		r.URL.RawQuery = q.Encode()
+		r.Host = fmt.Sprint("attempt-", i, ".example")
+		return nil
+	}}))
+	req := post(t, s.srv.URL+"/charges?a=1", `{}`)
+	req.Header.Set("X-Drop-Once", "kept for every attempt")
+	_, err := c.Do(req)
+	require.NoError(t, err)
+	seen := s.seen()
+	require.Len(t, seen, 3)
+	for i, r := range seen {
+		assert.Equal(t, []string{fmt.Sprint("sig-", i+1)}, r.Header.Values("X-Signature"), "attempt %d", i+1)
+		assert.Equal(t, []string{fmt.Sprint(i + 1)}, r.Query["ts"], "attempt %d", i+1)
+		assert.Equal(t, []string{"1"}, r.Query["a"], "attempt %d", i+1)
+		assert.Equal(t, fmt.Sprint("attempt-", i+1, ".example"), r.Host, "attempt %d", i+1)
+	}
+	assert.Equal(t, "kept for every attempt", req.Header.Get("X-Drop-Once"), "the caller's header is its own")
+}
+
 // TestDoCancelledBeforeItStarts: a call whose context has already ended
 // sends nothing and journals nothing, so Resume cannot send it later.
 func TestDoCancelledBeforeItStarts(t *testing.T) {

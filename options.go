@@ -164,8 +164,12 @@ type Options struct {
 	JournalHeaders []string
 	// PrepareRequest, if set, is called on every attempt's request just
 	// before it is sent, resumed operations included: the place to set
-	// credentials, which the journal does not keep. An error stops the
-	// operation (it stays pending) and is returned.
+	// credentials, which the journal does not keep. Each attempt's request
+	// starts from the operation's header, URL and Host as they were before
+	// the hook, so what it adds on one attempt (a signature, a timestamp)
+	// is not there on the next; it may change them freely, the caller's
+	// request is never touched. An error stops the operation (it stays
+	// pending) and is returned.
 	PrepareRequest func(*http.Request) error
 
 	// MaxRequestBody is the largest request body accepted. Default 8 MiB.

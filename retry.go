@@ -72,6 +72,12 @@ type call struct {
 	resp   Response  // the answer, returned by pointer
 	rc     retryablehttp.Client
 
+	// The request every attempt starts from, before PrepareRequest: each
+	// attempt gets a copy of it, so that what the hook changed on one
+	// attempt is not there on the next (see call.prepareRetry).
+	header http.Header
+	url    *url.URL
+
 	trace    httptrace.ClientTrace
 	wrote    atomic.Int32 // requests written during the current attempt
 	keyHdr   [1]string
@@ -82,7 +88,7 @@ type call struct {
 	wait     time.Duration
 
 	status   int // last response
-	header   http.Header
+	respHdr  http.Header
 	body     []byte
 	replayed bool  // the last response is a replay (see call.isReplayed)
 	hint     *bool // the last response's retry hint (see retryHint)
@@ -268,7 +274,7 @@ func (c *Client) send(ctx context.Context, cl *call, op *Operation, header http.
 		CheckRetry:   cl.checkRetry,
 		Backoff:      cl.backoff,
 		ErrorHandler: retryablehttp.PassthroughErrorHandler,
-		PrepareRetry: c.prepare,
+		PrepareRetry: cl.prepareRetry,
 	}
 	defer cl.settleBudget()
 	resp, err := cl.rc.Do(req)
@@ -278,16 +284,13 @@ func (c *Client) send(ctx context.Context, cl *call, op *Operation, header http.
 	return cl.finish(resp, err)
 }
 
-// newRequest builds the request every attempt of op sends, PrepareRequest
-// applied.
+// newRequest builds the request every attempt of op sends, and applies
+// PrepareRequest to the first attempt's.
 func (c *Client) newRequest(ctx context.Context, cl *call, op *Operation, header http.Header) (*retryablehttp.Request, error) {
 	cl.trace.WroteRequest = func(httptrace.WroteRequestInfo) { cl.wrote.Add(1) }
 	ctx = httptrace.WithClientTrace(ctx, &cl.trace)
 	u := op.u
-	if u != nil && c.prepare != nil {
-		cp := *u // PrepareRequest may change it; the caller's stays as it was
-		u = &cp
-	} else if u == nil {
+	if u == nil {
 		var err error
 		if u, err = url.Parse(op.URL); err != nil {
 			return nil, fmt.Errorf("idem: bad URL: %v", err)
@@ -304,6 +307,7 @@ func (c *Client) newRequest(ctx context.Context, cl *call, op *Operation, header
 		}
 		h[c.opts.Header] = cl.keyHdr[:]
 	}
+	cl.header, cl.url = h, u
 	hreq := (&http.Request{
 		Method:     op.Method,
 		URL:        u,
@@ -320,17 +324,42 @@ func (c *Client) newRequest(ctx context.Context, cl *call, op *Operation, header
 	if err != nil {
 		return nil, fmt.Errorf("idem: bad request: %v", err)
 	}
+	if err := cl.prepare(req.Request); err != nil {
+		return nil, err
+	}
+	return req, nil
+}
+
+// prepare readies an attempt's request: it starts from the request as
+// newRequest built it (PrepareRequest may change the header, the URL and
+// the Host, and neither the caller's URL nor the last attempt's changes
+// may leak into this one), applies PrepareRequest, and checks
+// Options.RequiredHeaders.
+func (cl *call) prepare(r *http.Request) error {
+	c := cl.c
 	if c.prepare != nil {
-		if err := c.prepare(req.Request); err != nil {
-			return nil, err
+		r.Header = make(http.Header, len(cl.header)+1)
+		for k, vs := range cl.header {
+			r.Header[k] = vs[:len(vs):len(vs)]
+		}
+		u := *cl.url
+		r.URL, r.Host = &u, cl.op.Host
+		if err := c.prepare(r); err != nil {
+			return err
 		}
 	}
 	for _, name := range c.opts.RequiredHeaders {
-		if len(req.Request.Header[name]) == 0 {
-			return nil, fmt.Errorf("%w: %s", ErrMissingHeader, name)
+		if len(r.Header[name]) == 0 {
+			return fmt.Errorf("%w: %s", ErrMissingHeader, name)
 		}
 	}
-	return req, nil
+	return nil
+}
+
+// prepareRetry is retryablehttp's PrepareRetry, called before each retry
+// once its wait is over: see call.prepare.
+func (cl *call) prepareRetry(r *http.Request) error {
+	return cl.prepare(r)
 }
 
 // checkRetry is retryablehttp's CheckRetry: called after every attempt, it
@@ -341,15 +370,15 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 	// net/http resends a request carrying Idempotency-Key on its own when
 	// a reused keep-alive connection turns out dead; count every write.
 	cl.attempts += max(1, int(cl.wrote.Swap(0)))
-	cl.status, cl.header, cl.body, cl.replayed, cl.hint = 0, nil, nil, false, nil
+	cl.status, cl.respHdr, cl.body, cl.replayed, cl.hint = 0, nil, nil, false, nil
 	if err == nil {
-		cl.status, cl.header = resp.StatusCode, resp.Header
+		cl.status, cl.respHdr = resp.StatusCode, resp.Header
 		cl.body, err = c.readResponse(resp)
 		resp.Body.Close() // also ends the attempt's timeout
 		resp.Body = http.NoBody
 		if err != nil && !errors.Is(err, ErrBodyTooLarge) {
 			// A cut-off body is no response.
-			resp, cl.status, cl.header, cl.body = nil, 0, nil, nil
+			resp, cl.status, cl.respHdr, cl.body = nil, 0, nil, nil
 		}
 	}
 	cl.err = nil
@@ -358,7 +387,7 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 	}
 	if resp != nil {
 		cl.replayed = cl.isReplayed()
-		cl.hint = retryHint(cl.header, c.opts.RetryHints)
+		cl.hint = retryHint(cl.respHdr, c.opts.RetryHints)
 	}
 	out := classify(resp, err, cl.replayed, cl.hint)
 	s := retryState{
@@ -411,11 +440,11 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 // isReplayed reports whether the last response is a replay: the server's
 // Idempotent-Replayed: true, or what Options.IsReplayed recognises.
 func (cl *call) isReplayed() bool {
-	if isReplayed(cl.header) {
+	if isReplayed(cl.respHdr) {
 		return true
 	}
 	f := cl.c.opts.IsReplayed
-	return f != nil && f(&Response{StatusCode: cl.status, Header: cl.header, Body: cl.body, Key: cl.op.Key})
+	return f != nil && f(&Response{StatusCode: cl.status, Header: cl.respHdr, Body: cl.body, Key: cl.op.Key})
 }
 
 // backoff is retryablehttp's Backoff: the wait checkRetry chose.
@@ -475,13 +504,13 @@ func (cl *call) finish(resp *http.Response, err error) (*Response, error) {
 		e := op.error(cl.reason, cl.attempts)
 		e.Cause = cl.err
 		if cl.status != 0 {
-			e.StatusCode, e.Header, e.Body, e.whole = cl.status, cl.header, c.errorBody(cl.body), cl.body
+			e.StatusCode, e.Header, e.Body, e.whole = cl.status, cl.respHdr, c.errorBody(cl.body), cl.body
 		}
 		return nil, e
 	}
 	cl.resp = Response{
 		StatusCode: cl.status,
-		Header:     cl.header,
+		Header:     cl.respHdr,
 		Body:       cl.body,
 		Key:        op.Key,
 		Attempts:   cl.attempts,
