@@ -228,7 +228,9 @@ func (c *Client) do(ctx context.Context, cl *call, op *Operation, header http.He
 	}
 	defer c.keys.unlock(op.Key, held)
 	now := time.Now()
-	c.fingerprint(op, header.Get("Content-Type"))
+	if cl.origin == fromCaller {
+		c.fingerprint(op, header.Get("Content-Type"))
+	} // else the record's, taken from the live request, which the journaled header may not match
 	op.State = stateNone
 	op.CreatedAt, op.UpdatedAt = now, now
 	op.ExpiresAt = now.Add(c.opts.KeyRetention)

@@ -153,9 +153,13 @@ type Options struct {
 	// not journaled as a header either: the key is. A withheld header is
 	// sent on every attempt of the call that carries it; a resumed
 	// operation has none, so PrepareRequest must set the ones it needs.
+	// New refuses a list that names Content-Type or Content-Encoding,
+	// which the journal always keeps.
 	SecretHeaders []string
 	// JournalHeaders, if set, is the only list of headers written to the
-	// journal: the opposite of SecretHeaders, for who would rather name
+	// journal besides Content-Type and Content-Encoding, which are always
+	// kept (a resumed request needs them for its body to mean what it
+	// meant): the opposite of SecretHeaders, for who would rather name
 	// what may be kept. Headers are kept by name, so a listed header whose
 	// name looks like a credential is kept; Authorization,
 	// Proxy-Authorization, Cookie, the key header and SecretHeaders never

@@ -6,6 +6,7 @@ package idem
 import (
 	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 )
 
@@ -21,6 +22,12 @@ var credentialWords = []string{
 	"auth", "token", "secret", "signature", "session", "password", "passwd",
 	"passphrase", "credential", "cookie", "key", "jwt", "hmac", "csrf", "xsrf",
 }
+
+// alwaysKept are the headers the journal always keeps, whatever
+// Options.JournalHeaders says: without them a resumed request's body would
+// not mean what it meant (its media type, its compression), and its
+// fingerprint would not be the one the server took.
+var alwaysKept = []string{"Content-Type", "Content-Encoding"}
 
 // looksLikeCredential reports whether a header name says it carries a
 // credential (see credentialWords).
@@ -49,7 +56,11 @@ func newHeaderRule(o *Options) (headerRule, error) {
 		r.withheld[h] = true
 	}
 	for _, h := range o.SecretHeaders {
-		r.withheld[http.CanonicalHeaderKey(h)] = true
+		h = http.CanonicalHeaderKey(h)
+		if slices.Contains(alwaysKept, h) {
+			return r, fmt.Errorf("idem: Options.SecretHeaders names %s, which the journal always keeps: a resumed request needs it to mean the same body", h)
+		}
+		r.withheld[h] = true
 	}
 	if o.JournalHeaders == nil {
 		return r, nil
@@ -71,6 +82,8 @@ func (r *headerRule) keeps(name string) bool {
 	switch {
 	case r.withheld[name]:
 		return false
+	case slices.Contains(alwaysKept, name):
+		return true
 	case r.only != nil:
 		return r.only[name]
 	}

@@ -7,6 +7,7 @@ import (
 	"context"
 	"net/http"
 	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -46,6 +47,7 @@ func TestHeaderRule(t *testing.T) {
 		{"default", Options{}, []string{"Content-Type", "X-Internal-Tenant", "X-Trace"}},
 		{"SecretHeaders", Options{SecretHeaders: []string{"x-internal-tenant"}}, []string{"Content-Type", "X-Trace"}},
 		{"JournalHeaders", Options{JournalHeaders: []string{"content-type", "X-Api-Key"}}, []string{"Content-Type", "X-Api-Key"}},
+		{"JournalHeaders without Content-Type", Options{JournalHeaders: []string{"X-Trace"}}, []string{"Content-Type", "X-Trace"}},
 	}
 	for _, tc := range cases {
 		c := newClient(t, tc.opts)
@@ -63,6 +65,53 @@ func TestHeaderRule(t *testing.T) {
 		_, err := New(o)
 		require.Error(t, err, name)
 		assert.Contains(t, err.Error(), "Options.JournalHeaders", name)
+	}
+	_, err := New(Options{SecretHeaders: []string{"content-type"}})
+	require.Error(t, err, "Content-Type is always journaled")
+	assert.Contains(t, err.Error(), "Options.SecretHeaders")
+}
+
+// TestResumeWithJournalHeaders: with a JournalHeaders list that leaves
+// Content-Type out, a JSON operation resumed after a restart is the same
+// request: it goes out with its Content-Type, and is not refused as key
+// reuse (its fingerprint is the record's, not one taken again from the
+// journaled header). A record an earlier release wrote without the
+// Content-Type resumes too.
+func TestResumeWithJournalHeaders(t *testing.T) {
+	t.Parallel()
+	for _, earlier := range []bool{false, true} {
+		s, up := downUntilUp(t)
+		path := filepath.Join(t.TempDir(), "j")
+		j, err := OpenJournal(path, JournalOptions{})
+		require.NoError(t, err)
+		o := Options{Journal: j, MaxAttempts: 1, ResumeJitter: -1, JournalHeaders: []string{"X-Request-Source"}}
+		req := post(t, s.srv.URL, `{"amount": 5}`)
+		req.Header.Set("X-Request-Source", "batch")
+		_, err = newClient(t, o).Do(req)
+		require.ErrorIs(t, err, ErrRetriesExhausted)
+		k := s.seen()[0].Key
+		if earlier {
+			op, _, err := j.Lookup(k)
+			require.NoError(t, err)
+			require.Equal(t, "application/json", op.Header.Get("Content-Type"), "journaled whatever the list says")
+			op.Header.Del("Content-Type")
+			require.NoError(t, j.updateNow(op))
+		}
+		require.NoError(t, j.Close())
+
+		up.Store(true)
+		o.Journal = openJournal(t, path)
+		res, err := newClient(t, o).Resume(context.Background())
+		require.NoError(t, err)
+		require.Len(t, res, 1)
+		require.NoError(t, res[0].Err, "earlier %v: the resumed operation is its own request", earlier)
+		resent := s.seen()[1]
+		assert.Equal(t, k, resent.Key)
+		assert.Equal(t, `{"amount": 5}`, string(resent.Body))
+		assert.Equal(t, "batch", resent.Header.Get("X-Request-Source"))
+		if !earlier {
+			assert.Equal(t, "application/json", resent.Header.Get("Content-Type"), "the body's media type goes with it")
+		}
 	}
 }
 
