@@ -75,10 +75,13 @@ type damageReport struct {
 }
 
 type damageResult struct {
-	Key     string
-	Status  int
-	Err     string
-	Corrupt bool
+	Key string
+	// QuotedKey is Key as %q writes it: a damaged key need not be UTF-8,
+	// and JSON would replace its stray bytes.
+	QuotedKey string
+	Status    int
+	Err       string
+	Corrupt   bool
 }
 
 // TestDamagedJournals flips random bytes at three densities, several
@@ -170,7 +173,7 @@ func TestDamagedJournals(t *testing.T) {
 						if r.Err != "" {
 							assert.True(t, r.Corrupt, "a result that is no success is a corrupt record: %s", r.Err)
 							assert.Contains(t, r.Err, file, "the error names the file")
-							assert.Contains(t, r.Err, fmt.Sprintf("%q", r.Key), "the error names the key")
+							assert.Contains(t, r.Err, r.QuotedKey, "the error names the key")
 						} else {
 							assert.Equal(t, http.StatusCreated, r.Status)
 							ok++
@@ -255,7 +258,7 @@ func TestHelperDamagedJournal(t *testing.T) {
 		return
 	}
 	for _, r := range res {
-		out := damageResult{Key: r.Operation.Key}
+		out := damageResult{Key: r.Operation.Key, QuotedKey: fmt.Sprintf("%q", r.Operation.Key)}
 		if r.Err != nil {
 			out.Err, out.Corrupt = r.Err.Error(), errors.Is(r.Err, ErrJournalCorrupt)
 		} else {

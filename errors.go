@@ -126,7 +126,7 @@ type Error struct {
 
 func (e *Error) Error() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s (key %s): %v", e.Method, e.URL, e.Key, e.Err)
+	fmt.Fprintf(&b, "%s %s (key %q): %v", e.Method, e.URL, e.Key, e.Err)
 	if e.Attempts > 0 {
 		fmt.Fprintf(&b, " after %d attempt", e.Attempts)
 		if e.Attempts > 1 {
