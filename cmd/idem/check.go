@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"math/big"
 	"net/http"
 	"slices"
@@ -15,14 +16,14 @@ import (
 )
 
 type checkFlags struct {
-	method     string
-	data       string
-	otherData  string
-	header     []string
-	headerName string
-	copies     int
-	timeout    time.Duration
-	yes        bool
+	method    string
+	data      string
+	otherData string
+	header    []string
+	key       keyFlags
+	copies    int
+	timeout   time.Duration
+	yes       bool
 }
 
 func newCheckCmd(a *app) *cobra.Command {
@@ -44,11 +45,20 @@ form ("key": the same key?), the key with a different body (refused with
 executions apart by the Location header, else an "id" member of a JSON
 body, else the whole body.
 
+With --profile NAME it follows that API's conventions: the key's place
+(a header, or a field of the JSON body, which must then be an object), a
+fresh key exactly as long as the API says it takes, the headers it
+requires (give them with -H), and the way it says a key was reused or a
+request replayed. The report starts with the profile's facts and the
+documents they come from. --header-name or --body-key moves the key.
+
 It prints a verdict table and exits 3 if the API can execute one keyed
 request more than once (a FAIL), 0 otherwise; WARN rows are weaknesses a
 client can live with.`,
 		Example: `  idem check -H 'X-Client-Id: acme' -d '{"amount": 1000, "currency": "usd"}' \
-      http://127.0.0.1:8080/charges`,
+      http://127.0.0.1:8080/charges
+  idem check --profile square -H "Authorization: Bearer $SQUARE_SANDBOX_TOKEN" \
+      -d @payment.json https://connect.squareupsandbox.com/v2/payments`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.check(cmd, args[0], f)
@@ -59,10 +69,10 @@ client can live with.`,
 	fl.StringVarP(&f.data, "data", "d", "", "request body: the `BODY` itself, @FILE for a file's bytes, @- for standard input")
 	fl.StringVar(&f.otherData, "other-data", "", "the different `BODY` sent under the used key (default: the body with its first number, or string, changed)")
 	fl.StringArrayVarP(&f.header, "header", "H", nil, "request header `'Name: value'` (repeatable)")
-	fl.StringVar(&f.headerName, "header-name", "Idempotency-Key", "the idempotency key header's `NAME`")
 	fl.IntVar(&f.copies, "copies", 5, "how many copies to send at once (at least 2)")
 	fl.DurationVar(&f.timeout, "timeout", 30*time.Second, "timeout of each request")
 	fl.BoolVarP(&f.yes, "yes", "y", false, "send the requests without asking")
+	f.key.add(cmd)
 	return cmd
 }
 
@@ -75,8 +85,12 @@ func (a *app) check(cmd *cobra.Command, rawURL string, f checkFlags) error {
 	if err != nil {
 		return err
 	}
-	if !validToken(f.headerName) {
-		return usagef("--header-name %q is not a valid header name", f.headerName)
+	opts, place, err := f.key.resolve()
+	if err != nil {
+		return err
+	}
+	if err := place.checkHeaders(h); err != nil {
+		return err
 	}
 	if f.copies < 2 {
 		return usagef("--copies must be at least 2")
@@ -90,14 +104,19 @@ func (a *app) check(cmd *cobra.Command, rawURL string, f checkFlags) error {
 			h.Set("Content-Type", defaultContentType(body))
 		}
 	}
-	p := &prober{
-		method: f.method, url: u.String(), body: body, header: h,
-		keyHeader: http.CanonicalHeaderKey(f.headerName), copies: f.copies,
-		hc: newProbeClient(f.copies, f.timeout),
+	if body, err = place.keyless(body, "-d"); err != nil {
+		return err
+	}
+	p, err := newProber(f.method, u.String(), body, h, place, opts, f.copies, f.timeout)
+	if err != nil {
+		return err
 	}
 	how := ""
 	if cmd.Flags().Changed("other-data") {
 		if p.otherBody, err = readData(f.otherData, a.stdin); err != nil {
+			return err
+		}
+		if p.otherBody, err = place.keyless(p.otherBody, "--other-data"); err != nil {
 			return err
 		}
 		if bytes.Equal(p.otherBody, body) {
@@ -133,7 +152,10 @@ func (a *app) check(cmd *cobra.Command, rawURL string, f checkFlags) error {
 func (a *app) confirmCheck(p *prober, how string, yes bool) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "idem check will send %d real %s requests to %s:\n", p.requests(), p.method, p.url)
-	fmt.Fprintf(&b, "  %d copies at once under one fresh key, then one by one: the same request again,\n  the key quoted, ", p.copies)
+	fmt.Fprintf(&b, "  %d copies at once under one fresh key %s, then one by one: the same request again,\n  ", p.copies, p.place.where())
+	if p.quoted != nil {
+		b.WriteString("the key quoted, ")
+	}
 	if p.otherBody != nil {
 		b.WriteString("the key with a different body")
 		if how != "" {
@@ -147,8 +169,20 @@ func (a *app) confirmCheck(p *prober, how string, yes bool) error {
 }
 
 func (a *app) printCheck(rep *checkReport) error {
-	fmt.Fprintf(a.stdout, "%s %s (key header %s, %d requests; executions told apart by %s)\n\n",
-		rep.Method, rep.URL, rep.KeyHeader, rep.Requests, toldApart(rep.ToldApartBy))
+	key := "key header " + rep.KeyHeader
+	if rep.KeyField != "" {
+		key = "key in the JSON body's " + rep.KeyField
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s (%s, %d characters; %d requests; executions told apart by %s)\n",
+		rep.Method, rep.URL, key, rep.KeyLength, rep.Requests, toldApart(rep.ToldApartBy))
+	if rep.Profile != nil {
+		writeProfile(&b, rep.Profile)
+	}
+	b.WriteString("\n")
+	if _, err := io.WriteString(a.stdout, b.String()); err != nil {
+		return err
+	}
 	t := newTable(a.stdout, "PROBE", "EXPECTED", "OBSERVED", "VERDICT")
 	for _, r := range rep.Probes {
 		t.row(r.Probe, r.Expected, r.Observed, r.Verdict)

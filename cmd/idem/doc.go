@@ -8,11 +8,18 @@
 //	idem send -X POST https://api.example.com/charges -d @charge.json \
 //	     -H 'Authorization: Bearer ...' --journal app.journal
 //	idem check -d '{"amount": 1000}' https://api.example.com/charges
+//	idem check --profile square -d @payment.json \
+//	     -H "Authorization: Bearer $TOKEN" https://connect.squareupsandbox.com/v2/payments
 //	idem ls --journal app.journal --state pending
 //	idem show --journal app.journal 0193...
 //	idem resume --journal app.journal --header-from-env Authorization=API_AUTH
 //	idem forget --journal app.journal payout/2026-12-25/417
 //	idem purge --journal app.journal --older-than 168h
+//
+// check, send and resume take --profile NAME (stripe, adyen, paypal,
+// square, gocardless) to follow that API's conventions, as idem.Options'
+// Profile does: where the key goes (square's in the JSON body), how long
+// it may be, the required headers and how key reuse and replays are said.
 //
 // Every command has --help, and --json prints one JSON document on standard
 // output for scripts instead of a table. The journal is named by --journal

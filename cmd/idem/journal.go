@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/http"
 	"os"
 	"strings"
 	"time"
@@ -97,36 +96,19 @@ func purgeJournal(j *idem.Journal, olderThan time.Duration) (int, error) {
 	return j.Purge(olderThan)
 }
 
-// resumeOptions are the client settings idem resume takes from its flags.
-type resumeOptions struct {
-	header      string
-	quote       bool
-	retention   time.Duration
-	timeout     time.Duration
-	concurrency int
-	prepare     func(*http.Request) error
-}
-
-// resumeJournal resumes every pending operation of j. onLast is called
-// after each operation's last attempt (its answer, or the attempt after
-// which it gave up); an operation that is not sent (expired) or stopped
-// while waiting between attempts has no such call.
-func resumeJournal(ctx context.Context, j *idem.Journal, o resumeOptions, onLast func(idem.Attempt)) ([]idem.Resumed, error) {
-	c, err := idem.New(idem.Options{
-		Journal:           j,
-		Header:            o.header,
-		QuoteKey:          o.quote,
-		KeyRetention:      o.retention,
-		AttemptTimeout:    o.timeout,
-		ResumeConcurrency: o.concurrency,
-		ResumeJitter:      -1, // a person is waiting; concurrency bounds the load
-		PrepareRequest:    o.prepare,
-		OnAttempt: func(at idem.Attempt) {
-			if !at.Retry && onLast != nil {
-				onLast(at)
-			}
-		},
-	})
+// resumeJournal resumes every pending operation of j with a client made
+// of o. onLast is called after each operation's last attempt (its answer,
+// or the attempt after which it gave up); an operation that is not sent
+// (expired) or stopped while waiting between attempts has no such call.
+func resumeJournal(ctx context.Context, j *idem.Journal, o idem.Options, onLast func(idem.Attempt)) ([]idem.Resumed, error) {
+	o.Journal = j
+	o.ResumeJitter = -1 // a person is waiting; concurrency bounds the load
+	o.OnAttempt = func(at idem.Attempt) {
+		if !at.Retry && onLast != nil {
+			onLast(at)
+		}
+	}
+	c, err := idem.New(o)
 	if err != nil {
 		return nil, usagef("%s", strings.TrimPrefix(err.Error(), "idem: "))
 	}

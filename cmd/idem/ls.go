@@ -25,7 +25,8 @@ state, age, attempts and last status.
 
 States: pending (no final answer yet: idem resume continues it), refused
 (the server refused the credentials: the application continues it),
-completed, failed, expired (too old to send again: reconcile it by hand).`,
+completed, failed, expired (too old to send again: reconcile it by hand),
+abandoned (given up on purpose with idem forget: never sent again).`,
 		Example: `  idem ls --journal app.journal --state pending
   idem ls --state pending --older-than 1h --json`,
 		Args: cobra.NoArgs,

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,18 +16,72 @@ import (
 	"time"
 
 	"github.com/idemhq/idem"
+	"github.com/idemhq/idem/internal/bodykey"
 )
 
 // A prober sends the requests of idem check and compares their answers.
 type prober struct {
-	method    string
-	url       string
-	body      []byte
-	header    http.Header // the user's headers, without the key
-	keyHeader string
-	copies    int
-	otherBody []byte // the changed body; nil if there is none
-	hc        *http.Client
+	method string
+	url    string
+	body   []byte      // the request body, without a key
+	header http.Header // the user's headers, without the key
+	place  keyPlace
+	key    string // the fresh key the probes share
+	copies int
+	// otherBody is the changed body, without a key; nil if there is none.
+	otherBody []byte
+	// hc sends the copies at once and the request without a key, as they
+	// are; client sends the other probes as idem's client does, reading
+	// the answers with the profile's recognisers; quoted is client with
+	// the key quoted, nil with a body key.
+	hc             *http.Client
+	client, quoted *idem.Client
+}
+
+// newProber returns a prober for the request, with a fresh key: a UUIDv7,
+// or with a profile a key as long as the profile says the API takes.
+func newProber(method, url string, body []byte, h http.Header, place keyPlace, opts idem.Options, copies int, timeout time.Duration) (*prober, error) {
+	p := &prober{
+		method: method, url: url, body: body, header: h, place: place,
+		key: idem.NewKey(), copies: copies, hc: newProbeClient(copies, timeout),
+	}
+	if place.profile != nil {
+		p.key = probeKey(place.maxLen)
+	}
+	opts.Transport = p.hc.Transport
+	opts.AttemptTimeout = timeout
+	opts.MaxAttempts = 1 // each probe is one request
+	opts.MaxErrorBody = maxAnswer
+	var err error
+	if p.client, err = idem.New(opts); err != nil {
+		return nil, usagef("%s", strings.TrimPrefix(err.Error(), "idem: "))
+	}
+	if place.field == nil {
+		opts.QuoteKey = true
+		if p.quoted, err = idem.New(opts); err != nil {
+			return nil, usagef("%s", strings.TrimPrefix(err.Error(), "idem: "))
+		}
+	}
+	return p, nil
+}
+
+// probeKey returns a fresh key exactly n characters long: a UUIDv7, which
+// is what idem's client mints, with random hex after it (or only random
+// hex for an n under 36), so that the check also shows whether the API
+// takes keys as long as its profile says.
+func probeKey(n int) string {
+	k := idem.NewKey()
+	if n == len(k) {
+		return k
+	}
+	if n > len(k) {
+		k += "-"
+	} else {
+		k = ""
+	}
+	var b [idem.MaxKeyLen / 2]byte
+	rand.Read(b[:])
+	return k + hex.EncodeToString(b[:])[:n-len(k)]
 }
 
 // answer is what one request got.
@@ -34,24 +90,46 @@ type answer struct {
 	header http.Header
 	body   []byte
 	err    error
+	// replayed: the answer says an earlier request under the key already
+	// ran (Idempotent-Replayed: true, or the profile's reading).
+	replayed bool
+	// keyReused: the answer says the key was used for another request, as
+	// idem's client reads it (its own signals and the profile's).
+	keyReused bool
 }
 
 // maxAnswer bounds how much of an answer's body is read.
 const maxAnswer = 1 << 20
 
-// send sends the request once with key as the key header's value (none if
-// key is empty) and body.
-func (p *prober) send(ctx context.Context, key string, body []byte) answer {
+// request returns the probe request with key (none if key is empty) in
+// its place, and body.
+func (p *prober) request(ctx context.Context, key string, body []byte) (*http.Request, error) {
+	if key != "" && p.place.field != nil {
+		var err error
+		if body, err = bodykey.Put(body, p.place.field, key); err != nil {
+			return nil, err
+		}
+	}
 	req, err := http.NewRequestWithContext(ctx, p.method, p.url, bytes.NewReader(body))
 	if err != nil {
-		return answer{err: err}
+		return nil, err
 	}
 	if body == nil {
 		req.Body, req.ContentLength = http.NoBody, 0
 	}
 	req.Header = p.header.Clone()
-	if key != "" {
-		req.Header.Set(p.keyHeader, key)
+	if key != "" && p.place.field == nil {
+		req.Header.Set(p.place.header, key)
+	}
+	return req, nil
+}
+
+// send sends the request once, as it is, with key (none if key is empty)
+// and body.
+func (p *prober) send(ctx context.Context, key string, body []byte) answer {
+	req, err := p.request(ctx, key, body)
+	if err != nil {
+		return answer{err: err}
 	}
 	resp, err := p.hc.Do(req)
 	if err != nil {
@@ -59,7 +137,31 @@ func (p *prober) send(ctx context.Context, key string, body []byte) answer {
 	}
 	defer resp.Body.Close()
 	b, err := io.ReadAll(io.LimitReader(resp.Body, maxAnswer))
-	return answer{status: resp.StatusCode, header: resp.Header, body: b, err: err}
+	a := answer{status: resp.StatusCode, header: resp.Header, body: b, err: err}
+	a.replayed = err == nil && (strings.EqualFold(a.header.Get("Idempotent-Replayed"), "true") ||
+		p.place.profile != nil && p.place.profile.IsReplayed != nil &&
+			p.place.profile.IsReplayed(&idem.Response{StatusCode: a.status, Header: a.header, Body: a.body, Key: key}))
+	return a
+}
+
+// sendWith sends the request through c, one attempt, with key and body.
+func (p *prober) sendWith(ctx context.Context, c *idem.Client, key string, body []byte) answer {
+	req, err := p.request(ctx, key, body)
+	if err != nil {
+		return answer{err: err}
+	}
+	resp, err := c.Do(req)
+	if err == nil {
+		return answer{status: resp.StatusCode, header: resp.Header, body: resp.Body, replayed: resp.Replayed}
+	}
+	var e *idem.Error
+	if errors.As(err, &e) && e.StatusCode != 0 {
+		return answer{status: e.StatusCode, header: e.Header, body: e.Body, keyReused: errors.Is(err, idem.ErrKeyReused)}
+	}
+	if errors.As(err, &e) && e.Cause != nil {
+		err = e.Cause // the transport's own words
+	}
+	return answer{err: err}
 }
 
 // burst sends n copies of the request with key at once.
@@ -80,11 +182,6 @@ func (p *prober) burst(ctx context.Context, key string, n int) []answer {
 	return out
 }
 
-// replayed reports the server's Idempotent-Replayed: true.
-func (a answer) replayed() bool {
-	return a.err == nil && strings.EqualFold(a.header.Get("Idempotent-Replayed"), "true")
-}
-
 // ok reports a success: a 2xx or 3xx answer.
 func (a answer) ok() bool { return a.err == nil && a.status >= 200 && a.status < 400 }
 
@@ -93,14 +190,15 @@ func (a answer) ok() bool { return a.err == nil && a.status >= 200 && a.status <
 func (a answer) busy() bool {
 	switch a.status {
 	case http.StatusConflict, http.StatusTooEarly, http.StatusTooManyRequests, http.StatusServiceUnavailable:
-		return a.err == nil
+		return a.err == nil && !a.replayed
 	}
 	return false
 }
 
 // identity names the execution an answer reports, and how it was found:
-// the Location header, else an "id" member of a JSON object body (or of
-// its "data" object), else a digest of the whole body.
+// the Location header, else an "id" member of a JSON object body, or of
+// its "data" object, or of the object that is its only member (Square's
+// {"payment": {"id": ...}}), else a digest of the whole body.
 func (a answer) identity() (id, how string) {
 	if loc := a.header.Get("Location"); loc != "" {
 		return loc, "Location"
@@ -110,8 +208,14 @@ func (a answer) identity() (id, how string) {
 		if id := jsonID(doc["id"]); id != "" {
 			return id, "id"
 		}
+		inner := doc["data"]
+		if len(doc) == 1 {
+			for _, v := range doc {
+				inner = v
+			}
+		}
 		var data map[string]json.RawMessage
-		if json.Unmarshal(doc["data"], &data) == nil {
+		if json.Unmarshal(inner, &data) == nil {
 			if id := jsonID(data["id"]); id != "" {
 				return id, "id"
 			}
@@ -143,10 +247,20 @@ func (a answer) describe() string {
 	if id, how := a.identity(); how != "body" && a.ok() {
 		s += " " + how + " " + id
 	}
-	if a.replayed() {
+	if a.replayed {
 		s += " (replayed)"
 	}
 	return s
+}
+
+// excerpt returns the start of an answer's body on one line, at most n
+// bytes of it.
+func excerpt(b []byte, n int) string {
+	s := strings.Join(strings.Fields(string(b)), " ")
+	if len(s) > n {
+		s = s[:n-3] + "..."
+	}
+	return cell(s)
 }
 
 func shortError(err error) string {
@@ -157,65 +271,12 @@ func shortError(err error) string {
 	return s
 }
 
-// Verdicts, best first.
-const (
-	pass = "PASS"
-	skip = "SKIP"
-	warn = "WARN"
-	fail = "FAIL"
-)
-
-func worse(a, b string) string {
-	rank := map[string]int{pass: 0, skip: 0, warn: 1, fail: 2}
-	if rank[b] > rank[a] {
-		return b
-	}
-	return a
-}
-
-// probeResult is one row of the verdict table.
-type probeResult struct {
-	Probe    string       `json:"probe"`
-	Expected string       `json:"expected"`
-	Observed string       `json:"observed"`
-	Verdict  string       `json:"verdict"`
-	Answers  []answerJSON `json:"answers,omitempty"`
-}
-
-type answerJSON struct {
-	Status   int    `json:"status,omitempty"`
-	Replayed bool   `json:"replayed"`
-	ID       string `json:"id,omitempty"`
-	Error    string `json:"error,omitempty"`
-}
-
-func answersJSON(as ...answer) []answerJSON {
-	out := make([]answerJSON, len(as))
-	for i, a := range as {
-		out[i] = answerJSON{Status: a.status, Replayed: a.replayed()}
-		if a.err != nil {
-			out[i].Error = a.err.Error()
-		} else if a.ok() {
-			out[i].ID, _ = a.identity()
-		}
-	}
-	return out
-}
-
-// checkReport is idem check's result.
-type checkReport struct {
-	Method      string        `json:"method"`
-	URL         string        `json:"url"`
-	KeyHeader   string        `json:"key_header"`
-	Requests    int           `json:"requests"`
-	ToldApartBy string        `json:"told_apart_by"`
-	Probes      []probeResult `json:"probes"`
-	Verdict     string        `json:"verdict"`
-}
-
 // requests is how many requests run sends.
 func (p *prober) requests() int {
-	n := p.copies + 3
+	n := p.copies + 2
+	if p.quoted != nil {
+		n++
+	}
 	if p.otherBody != nil {
 		n++
 	}
@@ -223,26 +284,47 @@ func (p *prober) requests() int {
 }
 
 // errNotAccepted: the request itself failed, so there is nothing to probe.
-type errNotAccepted struct{ answers []answer }
+type errNotAccepted struct {
+	answers []answer
+	place   keyPlace
+	keyLen  int
+}
 
 func (e *errNotAccepted) Error() string {
 	var parts []string
 	for _, a := range e.answers {
 		parts = append(parts, a.describe())
 	}
-	return "the API did not accept the request (" + strings.Join(parts, ", ") +
-		"); fix the request (-X, -d, -H) so that it succeeds, then check again"
+	msg := "the API did not accept the request (" + strings.Join(parts, ", ")
+	for _, a := range e.answers {
+		if a.err == nil && len(a.body) > 0 {
+			msg += "; the first said: " + excerpt(a.body, 160)
+			break
+		}
+	}
+	msg += ")"
+	if e.place.profile != nil {
+		msg += fmt.Sprintf(" with a key of %d characters %s, as the %s profile says it takes;", e.keyLen, e.place.where(), e.place.profile.Name)
+	} else {
+		msg += ";"
+	}
+	return msg + " fix the request (-X, -d, -H) so that it succeeds, then check again"
 }
 
 // run probes the API. It returns an *errNotAccepted if none of the first
 // copies succeeded.
 func (p *prober) run(ctx context.Context) (*checkReport, error) {
-	rep := &checkReport{Method: p.method, URL: p.url, KeyHeader: p.keyHeader, Requests: p.requests()}
-	key := idem.NewKey()
+	rep := &checkReport{
+		Method: p.method, URL: p.url, KeyHeader: p.place.header, Requests: p.requests(),
+		KeyLength: len(p.key), Profile: newProfileJSON(p.place.profile),
+	}
+	if p.place.field != nil {
+		rep.KeyField = p.place.field.String()
+	}
 
-	// Several copies at once, with one fresh key: they are also the first
+	// Several copies at once, with the fresh key: they are also the first
 	// request, whose answers the other probes compare with.
-	first := p.burst(ctx, key, p.copies)
+	first := p.burst(ctx, p.key, p.copies)
 	execs := map[string]bool{} // identities of the executions seen
 	var succeeded []answer
 	for _, a := range first {
@@ -251,26 +333,37 @@ func (p *prober) run(ctx context.Context) (*checkReport, error) {
 		}
 	}
 	if len(succeeded) == 0 {
-		return nil, &errNotAccepted{first}
+		return nil, &errNotAccepted{first, p.place, len(p.key)}
 	}
 	_, rep.ToldApartBy = succeeded[0].identity()
 	for _, a := range succeeded {
-		if id, _ := a.identity(); !a.replayed() || len(execs) == 0 {
+		if id, _ := a.identity(); !a.replayed || len(execs) == 0 {
 			execs[id] = true
 		}
 	}
+	if p.place.profile != nil {
+		rep.add(probeResult{
+			Probe:    fmt.Sprintf("key of %d characters", len(p.key)),
+			Expected: "taken: the " + p.place.profile.Name + " profile's longest",
+			Observed: "taken", Verdict: pass,
+		})
+	}
 	rep.add(p.judgeBurst(first, execs))
 
-	again := p.send(ctx, key, p.body)
+	again := p.sendWith(ctx, p.client, p.key, p.body)
 	row, same := judgeRepeat(again, execs)
 	rep.add(row)
-	rep.add(judgeReplayHeader(again, same))
+	rep.add(judgeReplayMark(again, same, p.place.profile))
 
-	quoted := p.send(ctx, `"`+key+`"`, p.body)
-	rep.add(judgeQuoted(quoted, execs))
+	if p.quoted != nil {
+		rep.add(judgeQuoted(p.sendWith(ctx, p.quoted, p.key, p.body), execs, len(p.key)+2, p.place.maxLen))
+	} else {
+		rep.add(probeResult{Probe: `key quoted ("key")`, Expected: "the same key: the first answer",
+			Observed: "not sent: a key in the body has no quoted form", Verdict: skip})
+	}
 
 	if p.otherBody != nil {
-		rep.add(judgeOtherBody(p.send(ctx, key, p.otherBody), execs))
+		rep.add(judgeOtherBody(p.sendWith(ctx, p.client, p.key, p.otherBody), execs))
 	} else {
 		rep.add(probeResult{Probe: "same key, different body", Expected: "422: key reused",
 			Observed: "not sent: the request has no body to change (give --other-data)", Verdict: skip})
@@ -278,167 +371,6 @@ func (p *prober) run(ctx context.Context) (*checkReport, error) {
 
 	rep.add(judgeNoKey(p.send(ctx, "", p.body)))
 	return rep, nil
-}
-
-func (r *checkReport) add(row probeResult) {
-	r.Probes = append(r.Probes, row)
-	if r.Verdict == "" {
-		r.Verdict = pass
-	}
-	r.Verdict = worse(r.Verdict, row.Verdict)
-}
-
-func (p *prober) judgeBurst(as []answer, execs map[string]bool) probeResult {
-	row := probeResult{
-		Probe:    fmt.Sprintf("%d copies at once, one key", len(as)),
-		Expected: "1 execution; the others 409 or the same answer",
-		Answers:  answersJSON(as...),
-	}
-	var busy, replays, fresh, other, lost int
-	for _, a := range as {
-		switch {
-		case a.err != nil:
-			lost++
-		case a.ok() && a.replayed():
-			replays++
-		case a.ok():
-			fresh++
-		case a.busy():
-			busy++
-		default:
-			other++
-		}
-	}
-	_, how := as[0].identity()
-	for _, a := range as {
-		if a.ok() {
-			_, how = a.identity()
-			break
-		}
-	}
-	executed := "executed"
-	if len(execs) > 1 {
-		executed = "different " + plural(how)
-	}
-	var parts []string
-	for _, c := range []struct {
-		n    int
-		what string
-	}{{len(execs), executed}, {busy, "busy (409)"}, {replays, "replayed"}, {other, "other status"}, {lost, "no answer"}} {
-		if c.n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", c.n, c.what))
-		}
-	}
-	row.Observed = strings.Join(parts, ", ")
-	switch {
-	case len(execs) > 1:
-		row.Verdict = fail
-		row.Observed = fmt.Sprintf("executed %d times: %s", len(execs), row.Observed)
-	case fresh > 1 && how == "body":
-		row.Verdict = warn
-		row.Observed += fmt.Sprintf("; %d identical answers without an id or a replay mark: one execution or several cannot be told apart", fresh)
-	case other > 0 || lost > 0:
-		row.Verdict = warn
-	default:
-		row.Verdict = pass
-	}
-	return row
-}
-
-// plural names what tells executions apart, in the plural.
-func plural(how string) string {
-	switch how {
-	case "Location":
-		return "Locations"
-	case "id":
-		return "ids"
-	}
-	return "bodies"
-}
-
-// sameExecution reports whether a success a reports one of the executions
-// seen. Without a Location or an id, equal bodies count as the same.
-func sameExecution(a answer, execs map[string]bool) bool {
-	id, _ := a.identity()
-	return execs[id]
-}
-
-func judgeRepeat(a answer, execs map[string]bool) (row probeResult, same bool) {
-	row = probeResult{Probe: "same request again", Expected: "the first answer again", Observed: a.describe(), Answers: answersJSON(a)}
-	switch {
-	case a.ok() && sameExecution(a, execs):
-		row.Verdict, same = pass, true
-	case a.ok():
-		row.Verdict = fail
-		row.Observed += ": executed again"
-	default:
-		row.Verdict = warn
-	}
-	return row, same
-}
-
-func judgeReplayHeader(a answer, same bool) probeResult {
-	row := probeResult{Probe: "replay marked", Expected: "Idempotent-Replayed: true"}
-	switch {
-	case !same:
-		row.Verdict, row.Observed = skip, "no replay to look at"
-	case a.replayed():
-		row.Verdict, row.Observed = pass, "Idempotent-Replayed: true"
-	default:
-		row.Verdict, row.Observed = warn, "not marked: a client cannot tell a replay from a first execution"
-	}
-	return row
-}
-
-func judgeQuoted(a answer, execs map[string]bool) probeResult {
-	row := probeResult{Probe: `key quoted ("key")`, Expected: "the same key: the first answer", Observed: a.describe(), Answers: answersJSON(a)}
-	switch {
-	case a.ok() && sameExecution(a, execs):
-		row.Verdict = pass
-	case a.ok():
-		row.Verdict = warn
-		row.Observed += ": a different key here; send every attempt's key in one form"
-	case a.status == http.StatusBadRequest:
-		row.Verdict = warn
-		row.Observed += ": the quoted form is refused; send keys bare"
-	default:
-		row.Verdict = warn
-	}
-	return row
-}
-
-func judgeOtherBody(a answer, execs map[string]bool) probeResult {
-	row := probeResult{Probe: "same key, different body", Expected: "422: key reused", Observed: a.describe(), Answers: answersJSON(a)}
-	switch {
-	case a.err == nil && a.status == http.StatusUnprocessableEntity:
-		row.Verdict = pass
-	case a.ok() && sameExecution(a, execs):
-		row.Verdict = warn
-		row.Observed += ": the first answer; the changed request was ignored without a word"
-	case a.ok():
-		row.Verdict = fail
-		row.Observed += ": executed a different request under a used key"
-	case a.err == nil && a.status >= 400 && a.status < 500 && !a.busy():
-		row.Verdict = warn
-		row.Observed += ": refused, but only 422 tells key reuse from a bad request"
-	default:
-		row.Verdict = warn
-	}
-	return row
-}
-
-func judgeNoKey(a answer) probeResult {
-	row := probeResult{Probe: "no key", Expected: "400: key required", Observed: a.describe(), Answers: answersJSON(a)}
-	switch {
-	case a.err == nil && (a.status == http.StatusBadRequest || a.status == http.StatusPreconditionRequired || a.status == http.StatusUnprocessableEntity):
-		row.Verdict = pass
-	case a.ok():
-		row.Verdict = warn
-		row.Observed += ": ran without a key, unprotected"
-	default:
-		row.Verdict = warn
-	}
-	return row
 }
 
 // newProbeClient returns the HTTP client idem check sends with: no

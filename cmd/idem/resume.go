@@ -18,7 +18,7 @@ type resumeFlags struct {
 	concurrency int
 	header      []string
 	fromEnv     []string
-	headerName  string
+	place       keyFlags
 	quote       bool
 	retention   time.Duration
 	timeout     time.Duration
@@ -34,6 +34,13 @@ func newResumeCmd(a *app) *cobra.Command {
 journaled key, method, URL, headers and exact body, as the application's
 Client.Resume would, and prints a summary. The server answers each from its
 own record if the operation already ran, so nothing runs twice.
+
+Give the conventions the application used: --profile NAME for an API
+idem has a profile of (its key place, retry hints and the way it says a
+key was reused or a request replayed, which decide whether an answer is
+final), or --header-name, --body-key and --quote-key. Each operation
+keeps the retention deadline it was journaled with; --key-retention can
+only shorten it.
 
 The journal never holds credentials: give them again with --header, or,
 to keep them out of the process list and the shell history,
@@ -57,9 +64,9 @@ stops at once: operations without an answer stay pending.`,
 	fl.IntVar(&f.concurrency, "concurrency", 4, "operations sent at once")
 	fl.StringArrayVarP(&f.header, "header", "H", nil, "header `'Name: value'` added to every request, such as credentials (repeatable)")
 	fl.StringArrayVar(&f.fromEnv, "header-from-env", nil, "header `NAME=VARIABLE` whose value is the environment variable's (repeatable)")
-	fl.StringVar(&f.headerName, "header-name", "Idempotency-Key", "the idempotency key header's `NAME`, as the application sent it")
 	fl.BoolVar(&f.quote, "quote-key", false, `send keys as quoted Structured Field strings ("abc"), as the application did`)
-	fl.DurationVar(&f.retention, "key-retention", 24*time.Hour, "the server's key retention: older operations are not sent")
+	fl.DurationVar(&f.retention, "key-retention", 0, "the server's key retention: older operations are not sent (default: the profile's, else 24h)")
+	f.place.add(cmd)
 	fl.BoolVar(&f.all, "all", false, "list every operation resumed, not only those that need attention")
 	fl.DurationVar(&f.timeout, "attempt-timeout", 30*time.Second, "timeout of each attempt")
 	return cmd
@@ -79,6 +86,14 @@ func (a *app) resume(ctx context.Context, f resumeFlags) error {
 	if err != nil {
 		return err
 	}
+	opts, _, err := f.place.resolve()
+	if err != nil {
+		return err
+	}
+	if f.retention < 0 {
+		return usagef("--key-retention must not be negative")
+	}
+	opts.QuoteKey, opts.KeyRetention = f.quote, f.retention
 	path, err := a.journal()
 	if err != nil {
 		return err
@@ -131,10 +146,8 @@ func (a *app) resume(ctx context.Context, f resumeFlags) error {
 		}
 		return nil
 	}
-	out, err := resumeJournal(ctx, j, resumeOptions{
-		header: f.headerName, quote: f.quote, retention: f.retention, timeout: f.timeout,
-		concurrency: f.concurrency, prepare: prepare,
-	}, onLast)
+	opts.AttemptTimeout, opts.ResumeConcurrency, opts.PrepareRequest = f.timeout, f.concurrency, prepare
+	out, err := resumeJournal(ctx, j, opts, onLast)
 	if bar != nil {
 		if ctx.Err() != nil {
 			bar.Exit() // as far as it got: the rest stay pending

@@ -13,17 +13,18 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/idemhq/idem"
+	"github.com/idemhq/idem/internal/bodykey"
 )
 
 type sendFlags struct {
-	method     string
-	data       string
-	header     []string
-	key, name  string
-	headerName string
-	quote      bool
-	attempts   int
-	timeout    time.Duration
+	method    string
+	data      string
+	header    []string
+	key, name string
+	place     keyFlags
+	quote     bool
+	attempts  int
+	timeout   time.Duration
 }
 
 func newSendCmd(a *app) *cobra.Command {
@@ -39,13 +40,21 @@ $` + journalEnv + `) the operation is on disk before its first attempt: if send
 gives up, or is killed, "idem resume" finishes it, and sending the same
 key again answers from the journal.
 
+--profile NAME follows that API's conventions: where the key goes (square
+puts it in the JSON body's idempotency_key, which a body with a key of
+its own there keeps), how long a key may be, the server's key retention,
+its retry hints, the headers it requires and how it says a key was
+reused or a request replayed. --header-name or --body-key moves the key.
+
 It prints the key, the status, the attempts and whether the server
 replayed an earlier answer, then the response body. Credentials given with
 -H (Authorization, Cookie, Proxy-Authorization) are sent but never
 journaled.`,
 		Example: `  idem send -X POST http://127.0.0.1:8080/charges -H 'X-Client-Id: acme' \
       -d '{"amount": 1000, "currency": "usd"}' --journal app.journal
-  idem send http://127.0.0.1:8080/charges -d @charge.json --key order-1`,
+  idem send http://127.0.0.1:8080/charges -d @charge.json --key order-1
+  idem send --profile stripe -H "Authorization: Bearer $STRIPE_TEST_KEY" \
+      -d 'amount=1000&currency=usd&payment_method=pm_card_visa' https://api.stripe.com/v1/payment_intents`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return a.send(cmd, args[0], f)
@@ -57,10 +66,10 @@ journaled.`,
 	fl.StringArrayVarP(&f.header, "header", "H", nil, "request header `'Name: value'` (repeatable)")
 	fl.StringVar(&f.key, "key", "", "idempotency `KEY` to send (default: a fresh UUIDv7)")
 	fl.StringVar(&f.name, "name", "", "send under the key bound to this operation `NAME` in the journal")
-	fl.StringVar(&f.headerName, "header-name", "Idempotency-Key", "the idempotency key header's `NAME`")
 	fl.BoolVar(&f.quote, "quote-key", false, `send the key as a quoted Structured Field string ("abc")`)
 	fl.IntVar(&f.attempts, "attempts", 5, "most attempts, the first included")
 	fl.DurationVar(&f.timeout, "timeout", 0, "give up after this long, leaving the operation pending (default none)")
+	f.place.add(cmd)
 	return cmd
 }
 
@@ -87,12 +96,25 @@ func (a *app) send(cmd *cobra.Command, rawURL string, f sendFlags) error {
 	if err != nil {
 		return err
 	}
+	opts, place, err := f.place.resolve()
+	if err != nil {
+		return err
+	}
+	if err := place.checkHeaders(h); err != nil {
+		return err
+	}
+	if f.quote && place.field != nil {
+		return usagef("--quote-key: a key in the body has no quoted form")
+	}
 	if f.key != "" && f.name != "" {
 		return usagef("--key and --name exclude each other: a named operation's key is the journal's")
 	}
 	if f.key != "" {
 		if err := idem.ValidateKey(f.key); err != nil {
 			return usagef("--key: %s", strings.TrimPrefix(err.Error(), "idem: "))
+		}
+		if len(f.key) > place.maxLen {
+			return usagef("--key: %d characters, over the %d the %s profile allows", len(f.key), place.maxLen, place.profile.Name)
 		}
 	}
 	if f.attempts < 1 {
@@ -107,13 +129,28 @@ func (a *app) send(cmd *cobra.Command, rawURL string, f sendFlags) error {
 			h.Set("Content-Type", defaultContentType(body))
 		}
 	}
+	held, err := place.heldKey(body, "-d")
+	if err != nil {
+		return err
+	}
+	if f.key != "" && place.field != nil {
+		switch {
+		case held == f.key:
+		case held != "":
+			return usagef("--key %q: the body's %s holds another key, %q", f.key, place.field, held)
+		default:
+			if body, err = bodykey.Put(body, place.field, f.key); err != nil {
+				return usagef("--key: %s", strings.TrimPrefix(err.Error(), "idem: "))
+			}
+		}
+	}
 	if f.method == "" {
 		f.method = http.MethodGet
 		if body != nil {
 			f.method = http.MethodPost
 		}
 	}
-	opts := idem.Options{Header: f.headerName, QuoteKey: f.quote, MaxAttempts: f.attempts}
+	opts.QuoteKey, opts.MaxAttempts = f.quote, f.attempts
 	path, jerr := a.journal()
 	switch {
 	case jerr == nil:
@@ -144,8 +181,8 @@ func (a *app) send(cmd *cobra.Command, rawURL string, f sendFlags) error {
 	if body == nil {
 		req.Body, req.ContentLength = http.NoBody, 0
 	}
-	if f.key != "" {
-		req.Header.Set(f.headerName, f.key)
+	if f.key != "" && place.field == nil {
+		req.Header.Set(place.header, f.key)
 	}
 	var resp *idem.Response
 	if f.name != "" {

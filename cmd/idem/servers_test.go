@@ -170,6 +170,9 @@ type testServers struct {
 	// flaky is the charges service behind a switch, off at first.
 	flaky   *httptest.Server
 	flakySw *switchServer
+	// square and stripe imitate those APIs (see fakeAPI).
+	square, stripe       *httptest.Server
+	squareAPI, stripeAPI *fakeAPI
 }
 
 // startServers starts the servers; cleanup registers their closing.
@@ -178,12 +181,13 @@ func startServers(cleanup func(func())) (*testServers, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &testServers{chargesSvc: svc, naiveSrv: newNaiveServer(), ignoringSv: &ignoringServer{}}
+	s := &testServers{chargesSvc: svc, naiveSrv: newNaiveServer(), ignoringSv: &ignoringServer{},
+		squareAPI: squareLike(45), stripeAPI: stripeLike()}
 	s.flakySw = &switchServer{next: svc.Handler()}
 	for _, p := range []struct {
 		srv **httptest.Server
 		h   http.Handler
-	}{{&s.charges, svc.Handler()}, {&s.naive, s.naiveSrv}, {&s.ignoring, s.ignoringSv}, {&s.flaky, s.flakySw}} {
+	}{{&s.charges, svc.Handler()}, {&s.naive, s.naiveSrv}, {&s.ignoring, s.ignoringSv}, {&s.flaky, s.flakySw}, {&s.square, s.squareAPI}, {&s.stripe, s.stripeAPI}} {
 		*p.srv = httptest.NewServer(p.h)
 		cleanup((*p.srv).Close)
 	}
