@@ -193,6 +193,13 @@ func (c *Client) doRequest(req *http.Request, name string) (*Response, error) {
 // binding durably in the journal; every later call, in this process or
 // after a restart, returns the same key. It needs a journal
 // (ErrNoJournal). The binding is purged with its operation.
+//
+// A binding is checksummed. NamedKey fails with an error wrapping
+// ErrJournalCorrupt, and mints no key, if the name's binding was damaged,
+// if it names a record made for another name, or if a record made for the
+// name exists while its binding is lost: a new key would send that
+// operation a second time. DoNamed refuses the same way. Resume still
+// finishes such an operation under its own key.
 func (c *Client) NamedKey(name string) (string, error) {
 	if c.journal == nil {
 		return "", ErrNoJournal

@@ -15,6 +15,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	bolt "go.etcd.io/bbolt"
+
+	"github.com/idemhq/idem/internal/wire"
 )
 
 // The golden files under testdata/golden were written by an earlier
@@ -82,7 +84,7 @@ func TestGoldenJournal(t *testing.T) {
 		for _, op := range goldenOperations() {
 			if op.Name != "" {
 				require.NoError(t, j.submit(true, nil, func(tx *bolt.Tx) error {
-					return tx.Bucket(bucketNames).Put([]byte(op.Name), encodeName(op.Key, op.CreatedAt))
+					return tx.Bucket(bucketNames).Put([]byte(op.Name), encodeNameV1(op.Key, op.CreatedAt))
 				}))
 			}
 			require.NoError(t, j.updateNow(op))
@@ -134,6 +136,12 @@ func TestGoldenDerivedKeys(t *testing.T) {
 		}
 		assert.Equal(t, g.want, got, "%q", g.parts)
 	}
+}
+
+// encodeNameV1 is a name binding as releases before the binding
+// checksum wrote it.
+func encodeNameV1(key string, created time.Time) []byte {
+	return wire.AppendTime(wire.AppendString(nil, key), created)
 }
 
 // hexFP decodes a fingerprint written in hex.

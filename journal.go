@@ -16,8 +16,6 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 	bolterr "go.etcd.io/bbolt/errors"
-
-	"github.com/idemhq/idem/internal/wire"
 )
 
 // JournalOptions configures [OpenJournal]. The zero value means the
@@ -28,7 +26,7 @@ type JournalOptions struct {
 	// ErrJournalLocked.
 	LockTimeout time.Duration
 	// PurgeAfter is how long operations that are not pending (completed,
-	// failed, refused, expired) are kept, counted from their last update.
+	// failed, refused, expired, abandoned) are kept, counted from their last update.
 	// Older ones are purged when the journal opens, and by Purge. Default
 	// 7 days. Negative keeps them forever. Pending operations are never
 	// purged. It is the journal's own housekeeping, unrelated to the
@@ -90,6 +88,8 @@ type Journal struct {
 	lazyMu sync.Mutex
 	lazy   map[string]*Operation // written lazily, not yet committed
 	err    error                 // first failed lazy commit, reported by Close
+
+	names *nameIndex // the names records carry (see names.go)
 }
 
 var (
@@ -141,12 +141,13 @@ func OpenJournal(path string, opts JournalOptions) (j *Journal, err error) {
 		return nil, openError(path, opts, err)
 	}
 	j = &Journal{
-		path: path,
-		db:   db,
-		opts: opts,
-		reqs: make(chan *commitReq, 1024),
-		done: make(chan struct{}),
-		lazy: make(map[string]*Operation),
+		path:  path,
+		db:    db,
+		opts:  opts,
+		reqs:  make(chan *commitReq, 1024),
+		done:  make(chan struct{}),
+		lazy:  make(map[string]*Operation),
+		names: newNameIndex(),
 	}
 	if err := j.init(); err != nil {
 		db.Close()
@@ -158,6 +159,10 @@ func OpenJournal(path string, opts JournalOptions) (j *Journal, err error) {
 			j.Close()
 			return nil, err
 		}
+	}
+	if err := j.loadNames(); err != nil {
+		j.Close()
+		return nil, err
 	}
 	return j, nil
 }
@@ -350,7 +355,12 @@ func (j *Journal) corrupt(key string, err error) error {
 // it writes nothing and returns the existing record. A key minted for this
 // operation is not looked up: no record can hold it, and the lookups would
 // cost a read transaction and the committer's time.
-func (j *Journal) begin(op *Operation) (*Operation, error) {
+func (j *Journal) begin(op *Operation) (prev *Operation, err error) {
+	defer func() {
+		if err == nil && prev == nil {
+			j.names.add(op.Name, 1)
+		}
+	}()
 	if op.minted {
 		return nil, j.submitRecord(op, true, nil)
 	}
@@ -358,8 +368,7 @@ func (j *Journal) begin(op *Operation) (*Operation, error) {
 		return prev, err
 	}
 	enc := op.encode(nil)
-	var prev *Operation
-	err := j.submit(true, nil, func(tx *bolt.Tx) error {
+	err = j.submit(true, nil, func(tx *bolt.Tx) error {
 		var err error
 		if prev, err = j.read(tx, op.Key); err != nil || prev != nil {
 			return err
@@ -403,46 +412,8 @@ func opsBucket(tx *bolt.Tx) *bolt.Bucket {
 	return b
 }
 
-// namedKey returns the key bound to name, binding a fresh one from mint
-// durably on first use.
-func (j *Journal) namedKey(name string, mint func() string) (string, error) {
-	lookup := func(tx *bolt.Tx) string {
-		key, _ := decodeName(tx.Bucket(bucketNames).Get([]byte(name)))
-		return key
-	}
-	var key string
-	if err := j.view(func(tx *bolt.Tx) error { key = lookup(tx); return nil }); err != nil || key != "" {
-		return key, err
-	}
-	fresh := mint()
-	err := j.submit(true, nil, func(tx *bolt.Tx) error {
-		if key = lookup(tx); key != "" {
-			return nil
-		}
-		key = fresh
-		return tx.Bucket(bucketNames).Put([]byte(name), encodeName(fresh, time.Now()))
-	})
-	return key, err
-}
-
-func encodeName(key string, created time.Time) []byte {
-	return wire.AppendTime(wire.AppendString(nil, key), created)
-}
-
-func decodeName(v []byte) (string, time.Time) {
-	if v == nil {
-		return "", time.Time{}
-	}
-	d := wire.NewDecoder(v)
-	key, created := d.String(), d.Time()
-	if d.Err() != nil {
-		return "", time.Time{}
-	}
-	return key, created
-}
-
 // Purge deletes operations that are not pending (completed, failed,
-// refused, expired) last updated more than olderThan ago, with the name
+// refused, expired, abandoned) last updated more than olderThan ago, with the name
 // bindings of those operations. A binding whose operation has not been
 // journaled yet is kept: NamedKey must go on returning its key. It returns
 // how many operations it deleted. Pending operations are never purged, nor are records that cannot be
@@ -450,8 +421,9 @@ func decodeName(v []byte) (string, time.Time) {
 func (j *Journal) Purge(olderThan time.Duration) (int, error) {
 	cutoff := time.Now().Add(-olderThan)
 	var n int
+	var names []string // of the records deleted
 	err := j.submit(true, nil, func(tx *bolt.Tx) error {
-		n = 0
+		n, names = 0, names[:0]
 		ops := tx.Bucket(bucketOps)
 		var doomed [][]byte
 		gone := map[string]bool{}
@@ -463,6 +435,7 @@ func (j *Journal) Purge(olderThan time.Duration) (int, error) {
 			if op.State != Pending && op.UpdatedAt.Before(cutoff) {
 				doomed = append(doomed, append([]byte(nil), k...))
 				gone[string(k)] = true
+				names = append(names, op.Name)
 			}
 			return nil
 		})
@@ -472,20 +445,27 @@ func (j *Journal) Purge(olderThan time.Duration) (int, error) {
 			}
 		}
 		n = len(doomed)
-		names := tx.Bucket(bucketNames)
+		bindings := tx.Bucket(bucketNames)
 		var stale [][]byte
-		_ = names.ForEach(func(k, v []byte) error {
-			if key, _ := decodeName(v); gone[key] {
+		_ = bindings.ForEach(func(k, v []byte) error {
+			// A binding that cannot be read is left alone: NamedKey
+			// reports it.
+			if key, _, err := decodeName(string(k), v); err == nil && gone[key] {
 				stale = append(stale, append([]byte(nil), k...))
 			}
 			return nil
 		})
 		for _, k := range stale {
-			if err := names.Delete(k); err != nil {
+			if err := bindings.Delete(k); err != nil {
 				return err
 			}
 		}
 		return nil
 	})
+	if err == nil {
+		for _, name := range names {
+			j.names.add(name, -1)
+		}
+	}
 	return n, err
 }
