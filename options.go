@@ -146,10 +146,20 @@ type Options struct {
 	// SecretHeaders lists headers that are never written to the journal,
 	// besides those withheld anyway: Authorization, Proxy-Authorization,
 	// Cookie, and, unless JournalHeaders is set, every header whose name
-	// says it carries a credential (it contains auth, token, secret,
-	// signature, session, password, passwd, passphrase, credential,
-	// cookie, key, jwt, hmac, csrf or xsrf, in any case: X-Api-Key,
-	// X-Auth-Token, X-Hub-Signature-256). The idempotency key header is
+	// says it carries a credential. A name says so by one of its words
+	// (split at '-', '_' and other punctuation, at a change from lower to
+	// upper case, and between letters and digits; in any case): auth,
+	// authorization, authentication, oauth, token, secret, signature, sig,
+	// session, bearer, password, passwd, pass, pwd, passphrase, passcode,
+	// otp, pin, credential(s), cookie, jwt, hmac, csrf, xsrf, or the
+	// compounds apikey, accesstoken and the like (X-Api-Key, X-Auth-Token,
+	// X-Hub-Signature-256, X-Otp); or by the word key, unless the word
+	// before it names data (partition, routing, shard, sort, cache, dedup,
+	// idempotency, correlation, request, message, object, primary, lookup,
+	// group, range, trace, event): X-Api-Key and
+	// Ocp-Apim-Subscription-Key are withheld, X-Partition-Key and X-Author
+	// are kept. Words are matched whole, never as parts of words. The
+	// idempotency key header is
 	// not journaled as a header either: the key is. A withheld header is
 	// sent on every attempt of the call that carries it; a resumed
 	// operation has none, so PrepareRequest must set the ones it needs.

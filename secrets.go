@@ -7,20 +7,36 @@ import (
 	"fmt"
 	"net/http"
 	"slices"
-	"strings"
 )
 
 // alwaysWithheld are the headers the journal never keeps, whatever the
 // options say: credentials by definition.
 var alwaysWithheld = []string{"Authorization", "Proxy-Authorization", "Cookie"}
 
-// credentialWords are the parts of a header name that say it carries a
-// credential (X-Api-Key, X-Auth-Token, X-Hub-Signature-256,
-// Ocp-Apim-Subscription-Key, X-Session-Id, X-CSRF-Token, ...). A header
-// whose lower-cased name contains one is withheld by default.
-var credentialWords = []string{
-	"auth", "token", "secret", "signature", "session", "password", "passwd",
-	"passphrase", "credential", "cookie", "key", "jwt", "hmac", "csrf", "xsrf",
+// credentialWords are the words of a header or parameter name that say it
+// carries a credential (X-Api-Key, X-Auth-Token, X-Hub-Signature-256,
+// X-Session-Id, X-Csrf-Token, access_token, ...), and the compounds
+// written as one word (Apikey, accesstoken). A name is split into words
+// (see nameWords) and matched word for word, never by substring: X-Author
+// and X-Signal carry no credential.
+var credentialWords = map[string]bool{
+	"auth": true, "authn": true, "authz": true, "authorization": true, "authentication": true, "oauth": true,
+	"token": true, "secret": true, "signature": true, "sig": true, "session": true, "bearer": true,
+	"password": true, "passwd": true, "pass": true, "pwd": true, "passphrase": true, "passcode": true,
+	"otp": true, "pin": true, "credential": true, "credentials": true, "cookie": true,
+	"jwt": true, "hmac": true, "csrf": true, "xsrf": true,
+	"apikey": true, "apitoken": true, "authtoken": true, "accesstoken": true, "accesskey": true,
+	"secretkey": true, "privatekey": true, "sessionid": true, "sessiontoken": true, "clientsecret": true,
+}
+
+// dataKeys are the words before "key" that make a name a key of the
+// data, not a credential: X-Partition-Key, X-Routing-Key, Cache-Key. A
+// "key" after any other word (X-Api-Key, Ocp-Apim-Subscription-Key), or
+// alone, is taken for a credential.
+var dataKeys = map[string]bool{
+	"partition": true, "routing": true, "shard": true, "sort": true, "cache": true, "dedup": true,
+	"deduplication": true, "idempotency": true, "correlation": true, "request": true, "message": true,
+	"object": true, "primary": true, "lookup": true, "group": true, "range": true, "trace": true, "event": true,
 }
 
 // alwaysKept are the headers the journal always keeps, whatever
@@ -29,14 +45,43 @@ var credentialWords = []string{
 // fingerprint would not be the one the server took.
 var alwaysKept = []string{"Content-Type", "Content-Encoding"}
 
-// looksLikeCredential reports whether a header name says it carries a
-// credential (see credentialWords).
+// looksLikeCredential reports whether a header or query parameter name
+// says it carries a credential (see credentialWords and dataKeys). The
+// name is split into words, lower-cased: at every character that is not
+// an ASCII letter or digit, where a lower-case letter meets an upper-case
+// one (apiKey), and where letters meet digits (Sha256).
 func looksLikeCredential(name string) bool {
-	name = strings.ToLower(name)
-	for _, w := range credentialWords {
-		if strings.Contains(name, w) {
-			return true
+	var bufs [2][32]byte
+	w, prev := bufs[0][:0], bufs[1][:0]
+	last := 0 // the kind of the last character: 0 none, 1 lower, 2 upper, 3 digit
+	for i := 0; i <= len(name); i++ {
+		k := 0
+		if i < len(name) {
+			switch c := name[i]; {
+			case c >= 'a' && c <= 'z':
+				k = 1
+			case c >= 'A' && c <= 'Z':
+				k = 2
+			case c >= '0' && c <= '9':
+				k = 3
+			}
 		}
+		if k == 0 || last == 1 && k == 2 || last != 0 && (last == 3) != (k == 3) {
+			if len(w) > 0 {
+				if credentialWords[string(w)] || string(w) == "key" && !dataKeys[string(prev)] {
+					return true
+				}
+				w, prev = prev[:0], w
+			}
+		}
+		if k != 0 {
+			c := name[i]
+			if k == 2 {
+				c += 'a' - 'A'
+			}
+			w = append(w, c)
+		}
+		last = k
 	}
 	return false
 }

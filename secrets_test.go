@@ -21,8 +21,14 @@ func TestHeadersThatLookLikeCredentials(t *testing.T) {
 		"X-Auth-Token": true, "Authentication": true, "X-Amz-Security-Token": true, "X-Csrf-Token": true,
 		"X-Hub-Signature-256": true, "Stripe-Signature": true, "X-Session-Id": true, "X-Client-Secret": true,
 		"X-Password": true, "X-Jwt-Assertion": true, "X-Shopify-Hmac-Sha256": true, "X-Xsrf-Token": true,
+		"X-Api-Pass": true, "X-Pwd": true, "X-Sig": true, "X-Otp": true, "X-Pin": true, "X-Passcode": true,
+		"Dd-Application-Key": true, "X-Access-Key": true, "Private-Token": true, "Key": true, "Set-Cookie": true,
+		"X-Subject-Token": true, "XApiKey": true, "apiKey": true, "access_token": true, "client_secret": true,
+		"X-Amz-Signature": true, "X-Amz-Credential": true, "Sig": true,
 		"Content-Type": false, "Accept": false, "User-Agent": false, "X-Request-Id": false,
 		"Stripe-Version": false, "X-Trace": false, "Content-Length": false,
+		"X-Partition-Key": false, "X-Author": false, "X-Routing-Key": false, "Cache-Key": false,
+		"X-Signal": false, "X-Pinned": false, "X-Passenger": false, "X-Monkey": false, "X-Keyword": false,
 	} {
 		assert.Equal(t, want, looksLikeCredential(name), name)
 	}
@@ -113,6 +119,34 @@ func TestResumeWithJournalHeaders(t *testing.T) {
 			assert.Equal(t, "application/json", resent.Header.Get("Content-Type"), "the body's media type goes with it")
 		}
 	}
+}
+
+// TestResumeKeepsDataKeyHeaders: headers whose names only look like
+// credentials to a substring match (X-Partition-Key, X-Author) are
+// journaled, and a resumed operation goes out with them.
+func TestResumeKeepsDataKeyHeaders(t *testing.T) {
+	t.Parallel()
+	s, up := downUntilUp(t)
+	path := filepath.Join(t.TempDir(), "j")
+	j, err := OpenJournal(path, JournalOptions{})
+	require.NoError(t, err)
+	req := post(t, s.srv.URL, `{"amount":5}`)
+	req.Header.Set("X-Partition-Key", "tenant-7")
+	req.Header.Set("X-Author", "alice")
+	req.Header.Set("X-Api-Pass", "hunter2")
+	_, err = newClient(t, quickOptions(Options{Journal: j, MaxAttempts: 1})).Do(req)
+	require.ErrorIs(t, err, ErrRetriesExhausted)
+	require.NoError(t, j.Close())
+
+	up.Store(true)
+	res, err := newClient(t, Options{Journal: openJournal(t, path), ResumeJitter: -1}).Resume(context.Background())
+	require.NoError(t, err)
+	require.Len(t, res, 1)
+	require.NoError(t, res[0].Err)
+	resent := s.seen()[1].Header
+	assert.Equal(t, "tenant-7", resent.Get("X-Partition-Key"))
+	assert.Equal(t, "alice", resent.Get("X-Author"))
+	assert.Empty(t, resent.Get("X-Api-Pass"), "a credential is not journaled")
 }
 
 // TestJournalHoldsNoAPIKey: a journal written with an X-Api-Key header
