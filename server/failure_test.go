@@ -87,20 +87,14 @@ func TestStoreFailures(t *testing.T) {
 func TestStoreFull(t *testing.T) {
 	t.Parallel()
 	h := newHarness(t, server.Options{}, memstore.New(memstore.Options{MaxKeys: 1}))
-	// A store full is answered as such once the store's error wraps
-	// server.ErrStoreFull; an error that does not is a failing store's.
-	full := server.ProblemStoreUnavailable
-	if errors.Is(memstore.ErrFull, server.ErrStoreFull) {
-		full = server.ProblemStoreFull
-	}
 	key := newKey()
 	first := h.async(call{key: key, header: block})
 	h.waitEntered()
-	requireProblem(t, h.do(call{key: newKey()}), http.StatusServiceUnavailable, full)
+	requireProblem(t, h.do(call{key: newKey()}), http.StatusServiceUnavailable, server.ProblemStoreFull)
 	h.app.unblock()
 	done := <-first
 	assert.Equal(t, 201, done.status)
-	requireProblem(t, h.do(call{key: newKey()}), http.StatusServiceUnavailable, full)
+	requireProblem(t, h.do(call{key: newKey()}), http.StatusServiceUnavailable, server.ProblemStoreFull)
 	again := h.do(call{key: key})
 	assert.Equal(t, 201, again.status)
 	assert.True(t, again.replayed(), "a completed record is never forgotten to make room: its retry is replayed")
