@@ -21,7 +21,8 @@ func newRoot(a *app) *cobra.Command {
 		Short: "See and resume an idem journal, send keyed requests, check an API's idempotency",
 		Long: `idem looks at and resumes the journal of an application built on the idem
 client, sends one keyed, retried and journaled request, derives keys, and
-checks whether an HTTP API honours idempotency keys.
+checks whether an HTTP API honours idempotency keys; "idem keys" reads and
+purges a server's store of idempotency records.
 
 Every command takes --json to print one JSON document for scripts. The
 journal is named by --journal or the ` + journalEnv + ` environment variable.`,
@@ -45,13 +46,21 @@ journal is named by --journal or the ` + journalEnv + ` environment variable.`,
 		newResumeCmd(a),
 		newPurgeCmd(a),
 		newForgetCmd(a),
+		newKeysCmd(a),
 	)
-	for _, c := range root.Commands() {
+	wrapArgs(root)
+	return root
+}
+
+// wrapArgs makes the argument validators of cmd's subcommands, at every
+// depth, report usage errors.
+func wrapArgs(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
 		if c.Args != nil {
 			c.Args = usageArgs(c.Args)
 		}
+		wrapArgs(c)
 	}
-	return root
 }
 
 // usageArgs makes an argument validator's complaint a usage error.
