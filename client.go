@@ -26,7 +26,7 @@ type Client struct {
 	hc      *http.Client
 	journal *Journal
 	budget  *budget
-	headers headerRule // which request headers the journal keeps
+	secrets *secretRule // what of a request and its answer the journal keeps
 	keys    keyLocks
 	prepare func(*http.Request) error // Options.PrepareRequest, errors wrapped
 	rt      http.RoundTripper         // Options.Transport with the attempt timeout
@@ -65,7 +65,7 @@ func New(opts Options) (*Client, error) {
 			return nil
 		}
 	}
-	if c.headers, err = newHeaderRule(&o); err != nil {
+	if c.secrets, err = newSecretRule(&o); err != nil {
 		return nil, err
 	}
 	if o.BodyKey != "" {
@@ -149,7 +149,7 @@ func (c *Client) DoNamed(name string, req *http.Request) (*Response, error) {
 		if req.Body != nil {
 			req.Body.Close()
 		}
-		return nil, (&Operation{Method: req.Method, u: req.URL}).error(err, 0)
+		return nil, (&Operation{Method: req.Method, u: req.URL, secrets: c.secrets}).error(err, 0)
 	}
 	return c.doRequest(req, name)
 }
@@ -158,7 +158,7 @@ func (c *Client) doRequest(req *http.Request, name string) (*Response, error) {
 	body, err := c.readBody(req)
 	cl := &call{c: c, origin: fromCaller} // one allocation for the call and its operation
 	op := &cl.own
-	op.Name, op.Method, op.u = name, req.Method, req.URL
+	op.Name, op.Method, op.u, op.secrets = name, req.Method, req.URL, c.secrets
 	if req.Host != req.URL.Host {
 		op.Host = req.Host // an override; http.NewRequest copies the URL's host
 	}
@@ -241,7 +241,7 @@ func (c *Client) do(ctx context.Context, cl *call, op *Operation, header http.He
 	op.State = stateNone
 	op.CreatedAt, op.UpdatedAt = now, now
 	op.ExpiresAt = now.Add(c.opts.KeyRetention)
-	op.Header = c.headers.safeHeader(header)
+	op.Header = c.secrets.safeHeader(header)
 	first, _ := transition(stateNone, evCall, cl.origin)
 	op.State = first.to
 	prev, err := c.journal.begin(op) // the durable write, unless the key is known
@@ -336,8 +336,7 @@ func (c *Client) record(op *Operation, r *Response, reused bool, o origin) {
 		body, truncated = body[:c.opts.MaxJournalBody], true
 	}
 	body = bytes.Clone(body) // the caller owns r.Body and may change it
-	h := r.Header.Clone()
-	delete(h, "Set-Cookie")
+	h := c.secrets.safeResponseHeader(r.Header)
 	op.Attempts = r.Attempts
 	op.Result = &Result{StatusCode: r.StatusCode, Header: h, Body: body, Truncated: truncated,
 		Replayed: r.Replayed, KeyReused: reused}

@@ -25,6 +25,9 @@ func (op *Operation) sameRequest(fp [32]byte) bool {
 	if fp == rawFingerprint(op.Method, op.url(), op.Body) {
 		return true
 	}
+	if op.unredacted != "" && (fp == op.unredactedFP || fp == rawFingerprint(op.Method, op.unredacted, op.Body)) {
+		return true // journaled before its secret query parameters were withheld
+	}
 	return op.u != nil && op.u.User != nil && fp == rawFingerprint(op.Method, op.u.String(), op.Body)
 }
 
@@ -44,6 +47,9 @@ func (c *Client) fingerprint(op *Operation, contentType string) {
 		}
 	}
 	op.Fingerprint = fingerprint(op.Method, op.url(), contentType, body)
+	if op.unredacted != "" {
+		op.unredactedFP = fingerprint(op.Method, op.unredacted, contentType, body)
+	}
 }
 
 // fingerprintTag starts the input of every fingerprint this release

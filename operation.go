@@ -17,8 +17,12 @@ type Operation struct {
 	// the key came from there.
 	Name   string
 	Method string
-	// URL is the request's URL without user information, which is never
-	// journaled.
+	// URL is the request's URL without its credentials, which are never
+	// journaled: no user information, and the query parameters that carry
+	// credentials (api_key, access_token, signature, ...; see
+	// Options.SecretQueryParams) kept in their places with their values
+	// left out ("?api_key=&amount=5"). PrepareRequest puts them back on a
+	// resumed operation.
 	URL string
 	// Host is the request's Host override, if it had one; empty means the
 	// URL's host.
@@ -46,10 +50,16 @@ type Operation struct {
 	// operations.
 	Result *Result
 
-	u        *url.URL // the live request's URL, until URL is needed
-	minted   bool     // Key was minted for this call, so no record can hold it
-	whole    [32]byte // with a body key: the fingerprint of the whole body
+	u        *url.URL    // the live request's URL, until URL is needed
+	secrets  *secretRule // the client's, for URL
+	minted   bool        // Key was minted for this call, so no record can hold it
+	whole    [32]byte    // with a body key: the fingerprint of the whole body
 	hasWhole bool
+	// With secret query parameters in u: u without user information, the
+	// secrets in it, and the fingerprint taken over it, which journals
+	// written before the parameters were withheld hold.
+	unredacted   string
+	unredactedFP [32]byte
 }
 
 // clone returns a copy of op that shares no memory with it.
@@ -67,17 +77,17 @@ func (op *Operation) clone() *Operation {
 }
 
 // url returns the operation's URL as a string, formatting it on first use.
-// User information (user:password@) is left out: it is a credential, and
+// User information (user:password@) is left out, and so are the values of
+// query parameters that carry credentials (see Options.SecretQueryParams):
 // this is the URL that is journaled, logged and put in errors. The live
-// request keeps it; a resumed one needs PrepareRequest to add it back.
+// request keeps them; a resumed one needs PrepareRequest to put them back.
 func (op *Operation) url() string {
 	if op.URL == "" && op.u != nil {
-		if op.u.User != nil {
+		var withheld bool
+		if op.URL, withheld = op.secrets.journalURL(op.u); withheld {
 			u := *op.u
 			u.User = nil
-			op.URL = u.String()
-		} else {
-			op.URL = op.u.String()
+			op.unredacted = u.String()
 		}
 	}
 	return op.URL
@@ -86,7 +96,11 @@ func (op *Operation) url() string {
 // Result is a final response as the journal records it.
 type Result struct {
 	StatusCode int
-	Header     http.Header
+	// Header is the response's header without the fields whose names say
+	// they carry a credential (Set-Cookie, X-Subject-Token, ...; the rule
+	// of Options.SecretHeaders, which also names fields to leave out). An
+	// answer from the journal carries this header.
+	Header http.Header
 	// Body holds at most Options.MaxJournalBody bytes; Truncated reports
 	// whether the response had more.
 	Body      []byte

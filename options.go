@@ -176,6 +176,19 @@ type Options struct {
 	// are, and New refuses a list that names one. Default nil: every
 	// header not withheld as SecretHeaders says.
 	JournalHeaders []string
+	// SecretQueryParams lists URL query parameters whose values are never
+	// written to the journal, put in an Error or logged, besides those
+	// whose names say they carry a credential by the rule SecretHeaders
+	// gives (api_key, apiKey, access_token, token, key, signature, sig,
+	// password, secret, client_secret, X-Amz-Signature, ...). Names are
+	// matched in any case. User information in the URL (user:password@)
+	// is never kept either. The live request is sent as it is; the
+	// journal keeps such a parameter in its place with its value left out
+	// (?api_key=&amount=5), so a resumed operation goes out without it:
+	// PrepareRequest must put it back (r.URL.Query(), Set, and
+	// r.URL.RawQuery = q.Encode()). The request's fingerprint is taken
+	// over the URL as the journal keeps it. Default nil.
+	SecretQueryParams []string
 	// PrepareRequest, if set, is called on every attempt's request just
 	// before it is sent, resumed operations included: the place to set
 	// credentials, which the journal does not keep. Each attempt's request

@@ -94,7 +94,7 @@ func (t roundTripper) RoundTrip(req *http.Request) (*http.Response, error) {
 	if resp.Truncated {
 		// Answered from the journal, which kept only part of the body:
 		// passing it off as the whole would be wrong.
-		e := (&Operation{Method: req.Method, u: req.URL, Key: resp.Key}).error(
+		e := (&Operation{Method: req.Method, u: req.URL, Key: resp.Key, secrets: c.secrets}).error(
 			fmt.Errorf("%w: the journal kept %d bytes of this answer's body (MaxJournalBody)", ErrBodyTooLarge, len(resp.Body)), 0)
 		e.StatusCode, e.Header, e.Body = resp.StatusCode, resp.Header, c.errorBody(resp.Body)
 		return nil, e

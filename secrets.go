@@ -1,12 +1,14 @@
-// This file holds the rule for which request headers the journal keeps:
-// never a credential.
+// This file holds the rule for what of a request and its answer the
+// journal keeps: never a credential, in a header or in the URL.
 
 package idem
 
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"slices"
+	"strings"
 )
 
 // alwaysWithheld are the headers the journal never keeps, whatever the
@@ -86,26 +88,38 @@ func looksLikeCredential(name string) bool {
 	return false
 }
 
-// headerRule decides which request headers the journal keeps.
-type headerRule struct {
+// secretRule decides which request headers, response headers and query
+// parameters the journal keeps. A nil *secretRule withholds what the
+// names alone say (see looksLikeCredential).
+type secretRule struct {
 	keyHeader string          // the idempotency key header: journaled as the key
 	withheld  map[string]bool // canonical names never journaled
 	only      map[string]bool // Options.JournalHeaders, if set
+	params    map[string]bool // Options.SecretQueryParams, lower-cased
 }
 
-// newHeaderRule builds the rule from the options, refusing lists that
+// newSecretRule builds the rule from the options, refusing lists that
 // contradict each other.
-func newHeaderRule(o *Options) (headerRule, error) {
-	r := headerRule{keyHeader: o.Header, withheld: map[string]bool{o.Header: true}}
+func newSecretRule(o *Options) (*secretRule, error) {
+	r := &secretRule{keyHeader: o.Header, withheld: map[string]bool{o.Header: true}}
 	for _, h := range alwaysWithheld {
 		r.withheld[h] = true
 	}
 	for _, h := range o.SecretHeaders {
 		h = http.CanonicalHeaderKey(h)
 		if slices.Contains(alwaysKept, h) {
-			return r, fmt.Errorf("idem: Options.SecretHeaders names %s, which the journal always keeps: a resumed request needs it to mean the same body", h)
+			return nil, fmt.Errorf("idem: Options.SecretHeaders names %s, which the journal always keeps: a resumed request needs it to mean the same body", h)
 		}
 		r.withheld[h] = true
+	}
+	for _, p := range o.SecretQueryParams {
+		if p == "" {
+			return nil, fmt.Errorf("idem: Options.SecretQueryParams has an empty name")
+		}
+		if r.params == nil {
+			r.params = make(map[string]bool, len(o.SecretQueryParams))
+		}
+		r.params[strings.ToLower(p)] = true
 	}
 	if o.JournalHeaders == nil {
 		return r, nil
@@ -114,7 +128,7 @@ func newHeaderRule(o *Options) (headerRule, error) {
 	for _, h := range o.JournalHeaders {
 		h = http.CanonicalHeaderKey(h)
 		if r.withheld[h] {
-			return r, fmt.Errorf("idem: Options.JournalHeaders names %s, which is never journaled (the key header, a credential, or in Options.SecretHeaders)", h)
+			return nil, fmt.Errorf("idem: Options.JournalHeaders names %s, which is never journaled (the key header, a credential, or in Options.SecretHeaders)", h)
 		}
 		r.only[h] = true
 	}
@@ -122,7 +136,7 @@ func newHeaderRule(o *Options) (headerRule, error) {
 }
 
 // keeps reports whether the journal keeps the header named name.
-func (r *headerRule) keeps(name string) bool {
+func (r *secretRule) keeps(name string) bool {
 	name = http.CanonicalHeaderKey(name)
 	switch {
 	case r.withheld[name]:
@@ -136,7 +150,7 @@ func (r *headerRule) keeps(name string) bool {
 }
 
 // safeHeader returns a copy of h with only the headers the journal keeps.
-func (r *headerRule) safeHeader(h http.Header) http.Header {
+func (r *secretRule) safeHeader(h http.Header) http.Header {
 	out := make(http.Header, len(h))
 	for k, vs := range h {
 		if r.keeps(k) {
@@ -144,4 +158,70 @@ func (r *headerRule) safeHeader(h http.Header) http.Header {
 		}
 	}
 	return out
+}
+
+// safeResponseHeader returns a copy of a response's header h without the
+// headers whose names say they carry a credential (Set-Cookie,
+// X-Subject-Token, ...; see looksLikeCredential), nor those
+// Options.SecretHeaders lists: the header the journal keeps of an answer.
+func (r *secretRule) safeResponseHeader(h http.Header) http.Header {
+	out := make(http.Header, len(h))
+	for k, vs := range h {
+		if !looksLikeCredential(k) && (r == nil || !r.withheld[http.CanonicalHeaderKey(k)]) {
+			out[k] = append([]string(nil), vs...)
+		}
+	}
+	return out
+}
+
+// secretParam reports whether a query parameter carries a credential: its
+// name says so (api_key, access_token, signature, ...; see
+// looksLikeCredential), or Options.SecretQueryParams lists it.
+func (r *secretRule) secretParam(name string) bool {
+	return looksLikeCredential(name) || r != nil && r.params[strings.ToLower(name)]
+}
+
+// journalURL returns u as the journal, errors and logs show it: without
+// user information, and with the values of secret query parameters (see
+// secretParam) left out, the parameters themselves kept in their places,
+// empty: "?api_key=&amount=5". withheld reports whether anything was
+// left out.
+func (r *secretRule) journalURL(u *url.URL) (s string, withheld bool) {
+	q, hidden := r.redactQuery(u.RawQuery)
+	if u.User == nil && !hidden {
+		return u.String(), false
+	}
+	cp := *u
+	cp.User, cp.RawQuery = nil, q
+	return cp.String(), true
+}
+
+// redactQuery returns a raw query with the values of its secret
+// parameters emptied, and whether there were any; the rest is left byte
+// for byte.
+func (r *secretRule) redactQuery(raw string) (string, bool) {
+	if raw == "" {
+		return raw, false
+	}
+	var b strings.Builder
+	hidden := false
+	for i, part := range strings.Split(raw, "&") {
+		if i > 0 {
+			b.WriteByte('&')
+		}
+		name, _, hasValue := strings.Cut(part, "=")
+		if n, err := url.QueryUnescape(name); err == nil {
+			name = n
+		}
+		if hasValue && r.secretParam(name) {
+			hidden = true
+			b.WriteString(part[:strings.IndexByte(part, '=')+1])
+			continue
+		}
+		b.WriteString(part)
+	}
+	if !hidden {
+		return raw, false
+	}
+	return b.String(), true
 }

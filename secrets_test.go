@@ -4,11 +4,14 @@
 package idem
 
 import (
+	"bytes"
 	"context"
+	"log/slog"
 	"net/http"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -58,7 +61,7 @@ func TestHeaderRule(t *testing.T) {
 	for _, tc := range cases {
 		c := newClient(t, tc.opts)
 		var kept []string
-		for k := range c.headers.safeHeader(h) {
+		for k := range c.secrets.safeHeader(h) {
 			kept = append(kept, k)
 		}
 		assert.ElementsMatch(t, tc.kept, kept, tc.name)
@@ -186,4 +189,116 @@ func TestJournalHoldsNoAPIKey(t *testing.T) {
 	require.NoError(t, res[0].Err)
 	assert.Equal(t, apiKey, s.seen()[2].Header.Get("X-Api-Key"), "PrepareRequest re-applies it")
 	assert.Equal(t, "kept-header-value", s.seen()[2].Header.Get("X-Trace"))
+}
+
+func TestRedactQuery(t *testing.T) {
+	t.Parallel()
+	rule, err := newSecretRule(&Options{Header: "Idempotency-Key", SecretQueryParams: []string{"Tenant_Pass"}})
+	require.NoError(t, err)
+	for in, want := range map[string]string{
+		"":                                   "",
+		"amount=5&currency=usd":              "amount=5&currency=usd",
+		"api_key=sk_1&amount=5":              "api_key=&amount=5",
+		"amount=5&access_token=t&apiKey=k":   "amount=5&access_token=&apiKey=",
+		"token=a&token=b&x=%20":              "token=&token=&x=%20",
+		"api%5Fkey=sk_1":                     "api%5Fkey=",
+		"X-Amz-Signature=ab&X-Amz-Date=2026": "X-Amz-Signature=&X-Amz-Date=2026",
+		"tenant_pass=p&monkey=1&author=a":    "tenant_pass=&monkey=1&author=a",
+		"sig":                                "sig",
+		"key=1&partition_key=2":              "key=&partition_key=2",
+	} {
+		got, _ := rule.redactQuery(in)
+		assert.Equal(t, want, got, in)
+	}
+}
+
+// TestJournalHoldsNoURLOrResponseCredentials: a credential in the URL's
+// query and one in a response header reach neither the journal's file,
+// nor an Error, nor the log; the request goes out with its query whole,
+// a resumed one with what PrepareRequest puts back, and an answer from the
+// journal carries the response's other headers.
+func TestJournalHoldsNoURLOrResponseCredentials(t *testing.T) {
+	t.Parallel()
+	const querySecret, respSecret = "QUERY-SECRET-1234", "RESP-SECRET-5678"
+	s := newScripted(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if n < 2 {
+			w.WriteHeader(503)
+			return
+		}
+		w.Header().Set("X-Subject-Token", respSecret)
+		w.Header().Set("Set-Cookie", "session="+respSecret)
+		w.Header().Set("X-Charge-Id", "ch_1")
+		w.WriteHeader(201)
+	})
+	path := filepath.Join(t.TempDir(), "j")
+	j, err := OpenJournal(path, JournalOptions{})
+	require.NoError(t, err)
+	var logs bytes.Buffer
+	o := quickOptions(Options{Journal: j, MaxAttempts: 2, Logger: slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	req := post(t, s.srv.URL+"/v1/charges?api_key="+querySecret+"&amount=5", `{}`)
+	req.Header.Set("Idempotency-Key", "k1")
+	_, err = newClient(t, o).Do(req)
+	require.ErrorIs(t, err, ErrRetriesExhausted)
+	assert.NotContains(t, err.Error(), querySecret)
+	var e *Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, s.srv.URL+"/v1/charges?api_key=&amount=5", e.URL)
+	assert.NotContains(t, logs.String(), querySecret)
+	for _, r := range s.seen() {
+		assert.Equal(t, querySecret, r.Query.Get("api_key"), "the live request goes out whole")
+	}
+	require.NoError(t, j.Close())
+
+	o.Journal = openJournal(t, path)
+	o.ResumeJitter = -1
+	o.PrepareRequest = func(r *http.Request) error {
+		q := r.URL.Query()
+		q.Set("api_key", querySecret)
+		r.URL.RawQuery = q.Encode()
+		return nil
+	}
+	c := newClient(t, o)
+	res, err := c.Resume(context.Background())
+	require.NoError(t, err)
+	require.Len(t, res, 1)
+	require.NoError(t, res[0].Err)
+	assert.Equal(t, respSecret, res[0].Response.Header.Get("X-Subject-Token"), "the caller gets the answer whole")
+	resumed := s.seen()[2]
+	assert.Equal(t, querySecret, resumed.Query.Get("api_key"), "PrepareRequest put it back")
+	assert.Equal(t, "5", resumed.Query.Get("amount"))
+
+	again := post(t, s.srv.URL+"/v1/charges?api_key="+querySecret+"&amount=5", `{}`)
+	again.Header.Set("Idempotency-Key", "k1")
+	resp, err := c.Do(again)
+	require.NoError(t, err)
+	require.True(t, resp.FromJournal)
+	assert.Equal(t, "ch_1", resp.Header.Get("X-Charge-Id"))
+	assert.Empty(t, resp.Header.Get("X-Subject-Token"))
+	assert.Empty(t, resp.Header.Get("Set-Cookie"))
+	require.NoError(t, o.Journal.Close())
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.False(t, bytes.Contains(raw, []byte(querySecret)), "the query's credential is in the journal")
+	assert.False(t, bytes.Contains(raw, []byte(respSecret)), "the response's credential is in the journal")
+}
+
+// TestSecretQueryInEarlierJournals: an operation journaled, by an earlier
+// release, with a credential in its URL's query is the same request as
+// the call that continues it now.
+func TestSecretQueryInEarlierJournals(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(201))
+	j := openJournal(t, "")
+	u := s.srv.URL + "/v1/charges?api_key=sk_1&amount=5"
+	now := time.Now()
+	op := &Operation{Key: "k-earlier", Method: http.MethodPost, URL: u, Header: http.Header{"Content-Type": {"application/json"}},
+		Body: []byte(`{"a":1}`), Fingerprint: fingerprint(http.MethodPost, u, "application/json", []byte(`{"a":1}`)),
+		State: Pending, CreatedAt: now, UpdatedAt: now, ExpiresAt: now.Add(time.Hour)}
+	_, err := j.begin(op)
+	require.NoError(t, err)
+	req := post(t, u, `{"a":1}`)
+	req.Header.Set("Idempotency-Key", "k-earlier")
+	resp, err := newClient(t, Options{Journal: j}).Do(req)
+	require.NoError(t, err, "not key reuse")
+	assert.Equal(t, 201, resp.StatusCode)
 }
