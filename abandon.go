@@ -17,15 +17,24 @@ import (
 // until it is purged (JournalOptions.PurgeAfter).
 //
 // It is for an operation reconciled by other means, as a tool's "forget".
-// Abandoning does not stop an attempt already in flight in this process:
-// if that attempt gets a final answer, the answer is recorded over the
-// abandonment, since it is what happened.
+// A call of this process that is sending the operation, from any Client
+// of this journal, is not cut short: Abandon waits for its attempt in
+// flight to end (at most Options.AttemptTimeout). If that attempt is the
+// operation's final answer, the call records it, and Abandon fails, the
+// operation being finished. Otherwise Abandon comes in while the call
+// waits to retry, and the call stops before its next attempt with
+// ErrAbandoned. Once Abandon returns nil, no attempt of the operation
+// starts in this process. Abandon must not be called from a hook of a
+// call with the same key (PrepareRequest, OnAttempt, an Observer's
+// function): the call holds the key while its hooks run.
 //
 // Abandon returns the record as abandoned. It fails with an error wrapping
-// ErrNoOperation if the journal holds no such key, ErrJournalCorrupt if its
-// record cannot be read, and an error naming the state if the operation is
-// neither pending nor refused.
+// ErrNoOperation if the journal holds no such key, ErrJournalCorrupt if
+// its record cannot be read, and an error naming the state if the
+// operation is neither pending nor refused.
 func (j *Journal) Abandon(key string) (*Operation, error) {
+	lock, owned := j.locks.hold(key)
+	defer j.locks.release(key, lock, owned)
 	var abandoned *Operation
 	var refusal error // why the record cannot be abandoned: no write
 	err := j.submit(true, nil, func(tx *bolt.Tx) error {

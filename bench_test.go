@@ -328,7 +328,7 @@ func BenchmarkJournalBegin(b *testing.B) {
 					b.Fatal(err)
 				}
 				op.State, op.Result = Completed, &Result{StatusCode: 201, Body: []byte(`{"id":"ch_1"}`)}
-				if err := j.update(op); err != nil {
+				if err := j.move(op, Pending, false); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -18,16 +18,16 @@ import (
 // every attempt, and, with a journal, across crashes of this process.
 //
 // A Client is safe for concurrent use by multiple goroutines. With a
-// journal, calls with the same key run one at a time: the second waits and
-// is answered from the journal. Without one they run side by side, and the
-// server tells them apart (409 while the first runs, then a replay).
+// journal, calls with the same key run one at a time, whichever Client of
+// the journal makes them: the second waits and is answered from the
+// journal. Without one they run side by side, and the server tells them
+// apart (409 while the first runs, then a replay).
 type Client struct {
 	opts    Options
 	hc      *http.Client
 	journal *Journal
 	budget  *budget
-	secrets *secretRule // what of a request and its answer the journal keeps
-	keys    keyLocks
+	secrets *secretRule               // what of a request and its answer the journal keeps
 	prepare func(*http.Request) error // Options.PrepareRequest, errors wrapped
 	rt      http.RoundTripper         // Options.Transport with the attempt timeout
 	bodyKey bodykey.Path              // Options.BodyKey, parsed; nil for a header key
@@ -228,12 +228,18 @@ func (c *Client) do(ctx context.Context, cl *call, op *Operation, header http.He
 		return c.send(ctx, cl, op, header)
 	}
 	// Even a key minted for this call is locked: once journaled, a Resume
-	// running meanwhile sees it pending.
-	held, err := c.keys.lock(ctx, op.Key)
+	// running meanwhile sees it pending. The lock is the journal's, so
+	// that two Clients of one journal never send one key at once, and
+	// Abandon comes only between attempts (see keyLocks).
+	lock, err := c.journal.locks.lock(ctx, op.Key)
 	if err != nil {
 		return nil, op.error(err, 0)
 	}
-	defer c.keys.unlock(op.Key, held)
+	cl.lock, cl.gated = lock, true
+	defer func() {
+		cl.closeGate()
+		c.journal.locks.unlock(op.Key, lock)
+	}()
 	now := time.Now()
 	if cl.origin == fromCaller {
 		c.fingerprint(op, header.Get("Content-Type"))
@@ -243,16 +249,26 @@ func (c *Client) do(ctx context.Context, cl *call, op *Operation, header http.He
 	op.ExpiresAt = now.Add(c.opts.KeyRetention)
 	op.Header = c.secrets.safeHeader(header)
 	first, _ := transition(stateNone, evCall, cl.origin)
-	op.State = first.to
-	prev, err := c.journal.begin(op) // the durable write, unless the key is known
+	var prev *Operation
+	if first.write == noWrite {
+		prev, err = c.journal.get(op.Key) // Resume: the record must still be there
+	} else {
+		op.State = first.to
+		prev, err = c.journal.begin(op) // the durable write, unless the key is known
+	}
 	if err != nil {
 		return nil, op.error(err, 0)
+	}
+	if prev == nil && first.then == actNoOperation {
+		// Abandoned and purged since Resume listed it: sending it would
+		// make it new again, with a new retention.
+		return nil, op.error(fmt.Errorf("%w: %q in %s", ErrNoOperation, op.Key, c.journal.path), 0)
 	}
 	if prev != nil {
 		if !op.sameRequest(prev.Fingerprint) {
 			return nil, op.error(ErrKeyReused, 0)
 		}
-		prev.u = op.u // the live URL, with any user information the journal left out
+		prev.u, prev.secrets = op.u, op.secrets // the live URL, with the credentials the journal left out
 		op = prev
 		s, err := c.advance(op, evCall, cl.origin)
 		if err != nil {
@@ -271,12 +287,15 @@ func (c *Client) do(ctx context.Context, cl *call, op *Operation, header http.He
 }
 
 // advance moves op along transition(op.State, ev, o): it sets the new
-// state and writes the record as the transition says, durably or lazily.
-// It returns the step taken.
+// state and writes the record as the transition says, durably or lazily,
+// compare-and-set: only over a record still in op's state (see
+// Journal.move). It returns the step taken, and for a record that moved
+// meanwhile an error matching ErrAbandoned, ErrExpired or ErrNoOperation.
 func (c *Client) advance(op *Operation, ev event, o origin) (step, error) {
-	s, ok := transition(op.State, ev, o)
+	from := op.State
+	s, ok := transition(from, ev, o)
 	if !ok {
-		return s, fmt.Errorf("idem: internal error: a %s operation cannot take the event %q", op.State, ev)
+		return s, fmt.Errorf("idem: internal error: a %s operation cannot take the event %q", from, ev)
 	}
 	if s.write == noWrite {
 		return s, nil
@@ -285,11 +304,7 @@ func (c *Client) advance(op *Operation, ev event, o origin) (step, error) {
 	if s.to == Pending {
 		op.Result = nil // a refusal, continued
 	}
-	write := c.journal.update
-	if s.write == durableWrite {
-		write = c.journal.updateNow
-	}
-	return s, write(op)
+	return s, c.journal.move(op, from, s.write == durableWrite)
 }
 
 // fromJournal answers a repeat of a finished operation from its record.

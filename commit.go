@@ -4,8 +4,10 @@
 package idem
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"sync"
 	"time"
 
@@ -14,6 +16,12 @@ import (
 
 // commitReq is one write waiting for the committer: an operation's record
 // (key and rec), or any other write (apply).
+//
+// A record is written compare-and-set: only over a record in the state
+// from (stateNone: no record), read again in the write's own transaction,
+// so that a move the journal no longer allows (the operation was
+// abandoned, expired or purged meanwhile) is not made. Otherwise the
+// record is left as it is, and moved reports what it holds.
 //
 // Requests are pooled with their buffer, which holds the record and its
 // key: bbolt keeps a reference to a value put in a transaction until the
@@ -26,6 +34,9 @@ type commitReq struct {
 	key     []byte
 	rec     []byte
 	pending bool       // rec is pending: its key goes in the pending index
+	from    State      // the state the record must be in to be written
+	moved   bool       // it was not: the write was not made
+	found   State      // the state it was in, when moved
 	lazy    *Operation // for a lazy write: the overlay entry to drop once committed
 	durable bool       // the submitter waits on done
 	done    chan error // for a durable write
@@ -54,7 +65,17 @@ func (r *commitReq) run(tx *bolt.Tx) error {
 	if r.apply != nil {
 		return r.apply(tx)
 	}
-	if err := opsBucket(tx).Put(r.key, r.rec); err != nil {
+	ops := opsBucket(tx)
+	r.moved, r.found = false, stateNone // run may run twice (see submit)
+	cur, err := recordState(ops.Get(r.key))
+	if err != nil {
+		return fmt.Errorf("%w: record %q: %v", ErrJournalCorrupt, r.key, err)
+	}
+	if cur != r.from {
+		r.moved, r.found = true, cur
+		return nil
+	}
+	if err := ops.Put(r.key, r.rec); err != nil {
 		return err
 	}
 	if r.pending { // the pending index follows the state
@@ -63,9 +84,11 @@ func (r *commitReq) run(tx *bolt.Tx) error {
 	return tx.Bucket(bucketPending).Delete(r.key)
 }
 
-// submitRecord queues op's record, encoded now: durably, or lazily with
-// lazy as the overlay entry until it is committed.
-func (j *Journal) submitRecord(op *Operation, durable bool, lazy *Operation) error {
+// submitRecord queues op's record, encoded now, to be written over a
+// record in the state from (see commitReq): durably, or lazily with lazy
+// as the overlay entry until it is committed. A durable write that finds
+// the record in another state returns a *movedError.
+func (j *Journal) submitRecord(op *Operation, from State, durable bool, lazy *Operation) error {
 	r := newCommitReq()
 	buf := r.buf[:0]
 	if need := op.recordSize() + len(op.Key); cap(buf) < need {
@@ -75,7 +98,7 @@ func (j *Journal) submitRecord(op *Operation, durable bool, lazy *Operation) err
 	n := len(buf)
 	buf = append(buf, op.Key...)
 	r.buf, r.rec, r.key = buf, buf[:n:n], buf[n:]
-	r.pending, r.lazy, r.durable = op.State == Pending, lazy, durable
+	r.pending, r.from, r.lazy, r.durable = op.State == Pending, from, lazy, durable
 	return j.queue(r)
 }
 
@@ -234,6 +257,9 @@ func (j *Journal) settle(r *commitReq, err error) {
 	if err != nil && !errors.Is(err, ErrJournalCorrupt) {
 		err = fmt.Errorf("idem: journal %s: write failed: %v", j.path, err)
 	}
+	if err == nil && r.moved {
+		err = &movedError{key: string(r.key), from: r.from, state: r.found}
+	}
 	if r.durable {
 		r.done <- err
 		return
@@ -243,10 +269,32 @@ func (j *Journal) settle(r *commitReq, err error) {
 		if j.lazy[r.lazy.Key] == r.lazy {
 			delete(j.lazy, r.lazy.Key)
 		}
-		if err != nil && j.err == nil {
-			j.err = err
+		if err != nil && !r.moved && j.err == nil {
+			j.err = err // a write not made because the record moved is no failure
 		}
 		j.lazyMu.Unlock()
 	}
 	recycle(r)
+}
+
+// recordState returns the state of a record v, stateNone for no record,
+// reading as little as it can: a record of the current version is checked
+// against its checksum, and its state byte read.
+func recordState(v []byte) (State, error) {
+	switch {
+	case v == nil:
+		return stateNone, nil
+	case len(v) >= 5 && v[0] == recordVersion:
+		if crc32.Checksum(v[:len(v)-4], castagnoli) != binary.BigEndian.Uint32(v[len(v)-4:]) {
+			return 0, errChecksum
+		}
+		if s := State(v[1]); s >= Pending && s <= Abandoned {
+			return s, nil
+		}
+	}
+	op, err := decodeOperation(v) // an earlier version, or damage to report
+	if err != nil {
+		return 0, err
+	}
+	return op.State, nil
 }

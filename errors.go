@@ -149,3 +149,34 @@ func (e *Error) Unwrap() []error {
 	}
 	return []error{e.Err, e.Cause}
 }
+
+// movedError is the error of a transition whose record was no longer in
+// the state it was made from: Abandon, an expiry or Purge moved it first.
+// It matches ErrAbandoned, ErrExpired or ErrNoOperation, for the state it
+// found.
+type movedError struct {
+	key         string
+	from, state State
+}
+
+func (e *movedError) Error() string {
+	switch {
+	case e.state == stateNone:
+		return fmt.Sprintf("idem: operation %q is no longer in the journal", e.key)
+	case e.from == stateNone:
+		return fmt.Sprintf("idem: operation %q is in the journal already, %s", e.key, e.state)
+	}
+	return fmt.Sprintf("idem: operation %q is %s, no longer %s", e.key, e.state, e.from)
+}
+
+func (e *movedError) Is(target error) bool {
+	switch e.state {
+	case Abandoned:
+		return target == ErrAbandoned
+	case Expired:
+		return target == ErrExpired
+	case stateNone:
+		return target == ErrNoOperation
+	}
+	return false
+}

@@ -90,6 +90,7 @@ type Journal struct {
 	err    error                 // first failed lazy commit, reported by Close
 
 	names *nameIndex // the names records carry (see names.go)
+	locks keyLocks   // calls with one key, one at a time, from every Client
 }
 
 var (
@@ -362,7 +363,7 @@ func (j *Journal) begin(op *Operation) (prev *Operation, err error) {
 		}
 	}()
 	if op.minted {
-		return nil, j.submitRecord(op, true, nil)
+		return nil, j.submitRecord(op, stateNone, true, nil)
 	}
 	if prev, err := j.get(op.Key); err != nil || prev != nil {
 		return prev, err
@@ -381,22 +382,19 @@ func (j *Journal) begin(op *Operation) (prev *Operation, err error) {
 	return prev, err
 }
 
-// update records op's new state lazily: it is visible to this process at
-// once and reaches the disk with the next commit.
-func (j *Journal) update(op *Operation) error { return j.write(op, false) }
-
-// updateNow records op's new state durably, before it returns: for an
-// outcome whose loss in a crash would not be made good by a server
-// replay (a refusal, which the server does not store; an expiry, which
-// Resume must not undo).
-func (j *Journal) updateNow(op *Operation) error { return j.write(op, true) }
-
-func (j *Journal) write(op *Operation, durable bool) error {
+// move records op's new state, made from the state from: lazily (visible
+// to this process at once, on disk with the next commit) or durably,
+// before it returns. The record is written only if it is still in the
+// state from, as read again in the write's transaction; a durable write
+// that finds it moved (abandoned, expired, purged) returns a *movedError
+// and writes nothing. A lazy one is dropped then, and the record left as
+// it is.
+func (j *Journal) move(op *Operation, from State, durable bool) error {
 	if durable {
-		return j.submitRecord(op, true, nil)
+		return j.submitRecord(op, from, true, nil)
 	}
 	cp := *op // the overlay's, which the caller cannot change
-	return j.submitRecord(&cp, false, &cp)
+	return j.submitRecord(&cp, from, false, &cp)
 }
 
 // opsBucket returns tx's bucket of operation records, set to fill the

@@ -33,6 +33,29 @@ func openJournal(t *testing.T, path string) *Journal {
 	return j
 }
 
+// update and updateNow write op's record over whatever the journal
+// holds, lazily and durably: for tests that set a journal up. Calls write
+// through Journal.move, compare-and-set.
+func (j *Journal) update(op *Operation) error {
+	cp := *op
+	return j.submit(false, &cp, rawWrite(op))
+}
+
+func (j *Journal) updateNow(op *Operation) error { return j.submit(true, nil, rawWrite(op)) }
+
+func rawWrite(op *Operation) func(*bolt.Tx) error {
+	enc, key, pending := op.encode(nil), []byte(op.Key), op.State == Pending
+	return func(tx *bolt.Tx) error {
+		if err := opsBucket(tx).Put(key, enc); err != nil {
+			return err
+		}
+		if pending {
+			return tx.Bucket(bucketPending).Put(key, nil)
+		}
+		return tx.Bucket(bucketPending).Delete(key)
+	}
+}
+
 func TestJournalFileMode(t *testing.T) {
 	t.Parallel()
 	j := openJournal(t, "")

@@ -19,7 +19,9 @@ type Resumed struct {
 	Response *Response
 	// Err says why there is no final answer: an *Error wrapping
 	// ErrExpired for an operation past the server's key retention (it was
-	// not sent), or any error Do can return (it stays pending).
+	// not sent), ErrAbandoned or ErrNoOperation for one abandoned (and
+	// perhaps purged) since Resume listed it (it was not sent), or any
+	// error Do can return (it stays pending).
 	Err error
 }
 

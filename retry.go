@@ -72,6 +72,12 @@ type call struct {
 	resp   Response  // the answer, returned by pointer
 	rc     retryablehttp.Client
 
+	// With a journal, the key's lock, owned for the whole call, and
+	// whether its gate is held: it is, but while the call waits between
+	// attempts (see keyLocks).
+	lock  keyLock
+	gated bool
+
 	// The request every attempt starts from, before PrepareRequest: each
 	// attempt gets a copy of it, so that what the hook changed on one
 	// attempt is not there on the next (see call.prepareRetry).
@@ -357,9 +363,52 @@ func (cl *call) prepare(r *http.Request) error {
 }
 
 // prepareRetry is retryablehttp's PrepareRetry, called before each retry
-// once its wait is over: see call.prepare.
+// once its wait is over: it takes the key's gate back, stops if the
+// journal no longer holds the operation pending (see stillPending), and
+// readies the request (see call.prepare).
 func (cl *call) prepareRetry(r *http.Request) error {
+	if err := cl.stillPending(); err != nil {
+		return err
+	}
 	return cl.prepare(r)
+}
+
+// stillPending takes the key's gate back after a wait, and reports, for a
+// journaled operation, whether the journal still holds it pending: Abandon
+// may have come in the wait. If not, the error matches ErrAbandoned (or
+// ErrExpired, ErrNoOperation), and no retry is sent.
+func (cl *call) stillPending() error {
+	if cl.lock == nil {
+		return nil
+	}
+	cl.closeGate()
+	op, err := cl.c.journal.get(cl.op.Key)
+	switch {
+	case err != nil:
+		return err
+	case op == nil:
+		return &movedError{key: cl.op.Key, from: Pending, state: stateNone}
+	case op.State != Pending:
+		return &movedError{key: cl.op.Key, from: Pending, state: op.State}
+	}
+	return nil
+}
+
+// openGate lets the key's gate go, so that Abandon can come in while the
+// call waits between attempts; closeGate takes it back. Both do nothing
+// without a journal.
+func (cl *call) openGate() {
+	if cl.lock != nil && cl.gated {
+		cl.gated = false
+		cl.lock.open()
+	}
+}
+
+func (cl *call) closeGate() {
+	if cl.lock != nil && !cl.gated {
+		cl.lock.close()
+		cl.gated = true
+	}
 }
 
 // checkRetry is retryablehttp's CheckRetry: called after every attempt, it
@@ -426,6 +475,7 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 			l.Debug("idem: retrying", "key", cl.op.Key, "method", cl.op.Method, "url", cl.op.url(),
 				"attempt", cl.attempts, "status", cl.status, "error", err, "wait", wait)
 		}
+		cl.openGate() // until the wait is over (see prepareRetry)
 		return true, nil
 	case errAnswered:
 		cl.answered = true
@@ -488,6 +538,7 @@ func (cl *call) report(retry bool) {
 // finish turns the loop's end into the caller's answer and journals it.
 func (cl *call) finish(resp *http.Response, err error) (*Response, error) {
 	c, op := cl.c, cl.op
+	cl.closeGate() // the loop may have ended in a wait
 	switch {
 	case cl.reason != nil:
 	case err != nil:
@@ -496,7 +547,10 @@ func (cl *call) finish(resp *http.Response, err error) (*Response, error) {
 		cl.reason = ErrRetriesExhausted // the loop ended on its own count (RetryMax)
 	}
 	if cl.reason != nil {
-		if errors.Is(cl.reason, ErrExpired) && c.journal != nil {
+		var moved *movedError
+		if errors.As(cl.reason, &moved) {
+			// The journal no longer holds it pending: nothing to write.
+		} else if errors.Is(cl.reason, ErrExpired) && c.journal != nil {
 			c.expire(op, cl.origin)
 		} else if c.journal != nil {
 			c.advance(op, evGiveUp, cl.origin) // no write: the operation stays pending

@@ -18,7 +18,8 @@ import (
 // does then.
 //
 //	from       event    origin   to         write    then
-//	(none)     call     any      Pending    durable  send
+//	(none)     call     caller   Pending    durable  send
+//	(none)     call     Resume   (none)     -        ErrNoOperation
 //	Pending    call     any      Pending    -        send
 //	Refused    call     caller   Pending    durable  send
 //	Refused    call     Resume   Refused    -        answer from the journal
@@ -45,7 +46,17 @@ import (
 //
 // A call is refused before any move if the journal holds its key for a
 // different request (ErrKeyReused). A new operation is written in the
-// same transaction that finds its key unknown.
+// same transaction that finds its key unknown. Resume finds no record
+// only for an operation abandoned and purged since it listed it: it is
+// not sent.
+//
+// Every write is compare-and-set: the record is written only if, read
+// again in the write's own transaction, it is still in the state the
+// transition was made from; otherwise nothing is written and the call
+// fails with the error the state it found calls for (ErrAbandoned,
+// ErrExpired, ErrNoOperation). Calls with one key run one at a time (see
+// keyLocks), and a call reads its record again before each retry, so a
+// call does not send an operation the journal no longer holds pending.
 type State uint8
 
 const (
@@ -205,10 +216,12 @@ const (
 	actExpired
 	// actAbandoned: fail with ErrAbandoned, without the network.
 	actAbandoned
+	// actNoOperation: fail with ErrNoOperation, without the network.
+	actNoOperation
 )
 
 func (a action) String() string {
-	return [...]string{"-", "send", "answer from the journal", "ErrExpired", "ErrAbandoned"}[a]
+	return [...]string{"-", "send", "answer from the journal", "ErrExpired", "ErrAbandoned", "ErrNoOperation"}[a]
 }
 
 // step is one transition: the state it leads to, how it is written, and
@@ -228,7 +241,10 @@ func transition(from State, ev event, o origin) (s step, ok bool) {
 	case evCall:
 		switch from {
 		case stateNone:
-			return step{Pending, durableWrite, actSend}, true
+			if o == fromCaller {
+				return step{Pending, durableWrite, actSend}, true
+			}
+			return step{stateNone, noWrite, actNoOperation}, true
 		case Pending:
 			return step{Pending, noWrite, actSend}, true
 		case Refused:

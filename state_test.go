@@ -41,7 +41,7 @@ func transitionTable(t *testing.T) map[[3]uint8]step {
 	}
 	writes := map[string]write{"-": noWrite, "lazy": lazyWrite, "durable": durableWrite}
 	actions := map[string]action{"-": actNone, "send": actSend, "answer from the journal": actJournal,
-		"ErrExpired": actExpired, "ErrAbandoned": actAbandoned}
+		"ErrExpired": actExpired, "ErrAbandoned": actAbandoned, "ErrNoOperation": actNoOperation}
 	rows := map[[3]uint8]step{}
 	for _, line := range strings.Split(strings.TrimSpace(doc), "\n") {
 		line = strings.TrimPrefix(line, "//\t")
