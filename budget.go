@@ -6,8 +6,10 @@ import "sync"
 
 // BudgetOptions configures a client's retry budget: a token bucket shared
 // by every operation of one [Client] that stops a failing dependency from
-// being hit by a storm of retries. Each retry takes tokens; a first attempt
-// never does. Successes put tokens back. When the bucket cannot pay for a
+// being hit by a storm of retries. Each retry takes tokens when it is
+// decided on, and gives them back if it is never sent (the context ends
+// during its wait, say); a first attempt never takes any. Successes put
+// tokens back. When the bucket cannot pay for a
 // retry, the operation stops with [ErrBudgetExhausted] (it stays pending in
 // the journal) while first attempts of new operations still go out.
 //

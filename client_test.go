@@ -286,6 +286,52 @@ func TestDoBudget(t *testing.T) {
 	require.ErrorIs(t, err, ErrRetriesExhausted)
 }
 
+// TestBudgetRefundsRetriesNeverSent: a retry is paid for when it is
+// decided; if it is never sent (the context ends during its wait,
+// PrepareRequest fails on it, the operation is abandoned meanwhile), the
+// budget gets its tokens back. In a synctest bubble, the wait is virtual.
+func TestBudgetRefundsRetriesNeverSent(t *testing.T) {
+	t.Parallel()
+	for _, stop := range []string{"cancelled", "PrepareRequest", "abandoned"} {
+		t.Run(stop, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+					w.Header().Set("Retry-After", "5")
+					w.WriteHeader(503)
+				})
+				j := openJournal(t, "")
+				var prepared int
+				o := Options{Journal: j, Transport: handlerTransport{h}, Budget: BudgetOptions{Capacity: 100},
+					PrepareRequest: func(*http.Request) error {
+						if prepared++; prepared > 1 && stop == "PrepareRequest" {
+							return errors.New("signing failed")
+						}
+						return nil
+					}}
+				c := newClient(t, o)
+				ctx, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				done := make(chan error, 1)
+				go func() {
+					_, err := c.Do(keyedPost(t, "k", `{}`).WithContext(ctx))
+					done <- err
+				}()
+				synctest.Wait() // waiting five seconds to retry, the retry paid for
+				assert.Equal(t, 95, c.budget.level())
+				switch stop {
+				case "cancelled":
+					cancel()
+				case "abandoned":
+					_, err := j.Abandon("k")
+					require.NoError(t, err)
+				}
+				require.Error(t, <-done)
+				assert.Equal(t, 100, c.budget.level(), "the retry never sent costs nothing")
+			})
+		})
+	}
+}
+
 func TestDoErrorBodyIsBounded(t *testing.T) {
 	t.Parallel()
 	big := strings.Repeat("x", 10000)

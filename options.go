@@ -240,7 +240,10 @@ type Attempt struct {
 	// RetryHint is the server's explicit retry hint, from a header
 	// Options.RetryHints names: nil if it gave none.
 	RetryHint *bool
-	// Retry reports that another attempt follows, after Wait.
+	// Retry reports that another attempt was decided on, to follow after
+	// Wait. It does not come if the context ends during the wait, the
+	// operation is abandoned meanwhile, or PrepareRequest fails on it; the
+	// budget gets back what that retry took.
 	Retry bool
 	Wait  time.Duration
 }

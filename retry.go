@@ -89,7 +89,8 @@ type call struct {
 	keyHdr   [1]string
 	attempts int
 	retries  int
-	lastCost int // budget tokens the last retry took
+	lastCost int  // budget tokens the last retry took
+	unsent   bool // the last retry was allowed and paid for, and not sent yet
 	answered bool
 	wait     time.Duration
 
@@ -370,7 +371,11 @@ func (cl *call) prepareRetry(r *http.Request) error {
 	if err := cl.stillPending(); err != nil {
 		return err
 	}
-	return cl.prepare(r)
+	if err := cl.prepare(r); err != nil {
+		return err
+	}
+	cl.unsent = false
+	return nil
 }
 
 // stillPending takes the key's gate back after a wait, and reports, for a
@@ -469,6 +474,7 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 	switch stop {
 	case nil:
 		cl.retries++
+		cl.unsent = true
 		cl.wait = wait
 		cl.report(true)
 		if l := c.opts.Logger; l != nil {
@@ -504,9 +510,15 @@ func (cl *call) backoff(time.Duration, time.Duration, int, *http.Response) time.
 
 // settleBudget gives the budget back its tokens once the call ends: an
 // answer on the first attempt puts back SuccessRefund, one after retries
-// what its last retry took. It is the budget's one refund: a retry takes
-// its tokens only once next has allowed it.
+// what its last retry took, and a retry that was paid for and never sent
+// (the context ended during its wait, PrepareRequest failed, the
+// operation was abandoned) what it took. Those are the budget's refunds: a
+// retry takes its tokens only once next has allowed it.
 func (cl *call) settleBudget() {
+	if cl.unsent {
+		cl.c.budget.refund(cl.lastCost)
+		return
+	}
 	if !cl.answered {
 		return
 	}
