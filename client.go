@@ -35,12 +35,15 @@ type Client struct {
 
 // New returns a Client configured by opts. It fails on invalid or
 // contradictory options, with an error that names the field: a header name
-// that is no token, both Header and BodyKey set, a BodyKey that is no
-// path, a MaxKeyLen above MaxKeyLen or below the length of the keys
-// KeyFormat mints, an unknown KeyFormat, a negative size, count or
-// duration, BaseDelay above MaxDelay, or AttemptTimeout not below
+// that is no token, a key Header HTTP gives another meaning
+// (Authorization, Content-Type, ...), both Header and BodyKey set, a
+// BodyKey that is no path, a MaxKeyLen above MaxKeyLen or below the length
+// of the keys KeyFormat mints, an unknown KeyFormat, a negative size,
+// count or duration, BaseDelay above MaxDelay, AttemptTimeout not below
 // KeyRetention (no attempt could be sure to reach the server while it
-// keeps the key). Defaults are applied before the comparisons.
+// keeps the key), a Budget whose Capacity cannot pay for one retry, or
+// SecretHeaders and JournalHeaders that contradict each other or the
+// journal's rules. Defaults are applied before the comparisons.
 func New(opts Options) (*Client, error) {
 	o, err := opts.withDefaults()
 	if err != nil {

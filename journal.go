@@ -34,7 +34,7 @@ type JournalOptions struct {
 	PurgeAfter time.Duration
 
 	// Retention is the former name of PurgeAfter, used when PurgeAfter is
-	// zero.
+	// zero. OpenJournal refuses the two set to different values.
 	//
 	// Deprecated: use PurgeAfter.
 	Retention time.Duration
@@ -45,7 +45,10 @@ type JournalOptions struct {
 	syncFreelist bool
 }
 
-func (o JournalOptions) withDefaults() JournalOptions {
+func (o JournalOptions) withDefaults() (JournalOptions, error) {
+	if o.PurgeAfter != 0 && o.Retention != 0 && o.PurgeAfter != o.Retention {
+		return o, fmt.Errorf("idem: JournalOptions.PurgeAfter (%v) and its former name, Retention (%v), are both set, to different values; set PurgeAfter alone", o.PurgeAfter, o.Retention)
+	}
 	if o.LockTimeout <= 0 {
 		o.LockTimeout = time.Second
 	}
@@ -56,7 +59,7 @@ func (o JournalOptions) withDefaults() JournalOptions {
 		o.PurgeAfter = 7 * 24 * time.Hour
 	}
 	o.Retention = 0
-	return o
+	return o, nil
 }
 
 // A Journal is the client's durable record of operations: one bbolt file,
@@ -112,12 +115,15 @@ const journalVersion = 1
 const lazyFlushDelay = 20 * time.Millisecond
 
 // OpenJournal opens the journal at path, creating it with mode 0600 if it
-// does not exist. If another process holds it, OpenJournal gives up after
+// does not exist. It refuses contradictory options. If another process holds it, OpenJournal gives up after
 // opts.LockTimeout with an error wrapping ErrJournalLocked. A file that is
 // not an idem journal, or is corrupt, gives an error wrapping
 // ErrJournalCorrupt that names the file; the file is never replaced.
 func OpenJournal(path string, opts JournalOptions) (j *Journal, err error) {
-	opts = opts.withDefaults()
+	opts, err = opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
 	defer func() {
 		// bbolt panics on some damaged files rather than returning an error.
 		if p := recover(); p != nil {

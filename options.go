@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"slices"
 	"strings"
 	"time"
 
@@ -52,7 +53,8 @@ type Options struct {
 
 	// Header names the idempotency key header. Default "Idempotency-Key"
 	// (none when BodyKey is set). Other APIs use "X-Idempotency-Key",
-	// "PayPal-Request-Id" and others.
+	// "PayPal-Request-Id" and others. New refuses a header HTTP gives
+	// another meaning (Authorization, Cookie, Content-Type, Host, ...).
 	Header string
 	// BodyKey, if set, puts the key in a field of the JSON request body
 	// instead of a header, as Square's API takes it ("idempotency_key"; a
@@ -84,7 +86,7 @@ type Options struct {
 	// Default 5.
 	MaxAttempts int
 	// BaseDelay and MaxDelay shape the backoff between attempts; see
-	// Backoff. Defaults 200ms and 10s.
+	// Backoff. Defaults 200ms (or MaxDelay, if that is shorter) and 10s.
 	BaseDelay time.Duration
 	MaxDelay  time.Duration
 	// MaxRetryAfter clamps a server's Retry-After. Default 60s.
@@ -267,6 +269,9 @@ func (o Options) withDefaults() (Options, error) {
 			return o, fmt.Errorf("idem: Options.Header %q is not a valid header name", o.Header)
 		}
 		o.Header = http.CanonicalHeaderKey(o.Header)
+		if slices.Contains(reservedHeaders, o.Header) {
+			return o, fmt.Errorf("idem: Options.Header is %s, a header HTTP gives another meaning; the key needs a header of its own", o.Header)
+		}
 	}
 	if o.KeyFormat != UUIDv7 && o.KeyFormat != ULID {
 		return o, fmt.Errorf("idem: unknown Options.KeyFormat %v", o.KeyFormat)
@@ -285,6 +290,12 @@ func (o Options) withDefaults() (Options, error) {
 		return o, err
 	}
 	if o.RequiredHeaders, err = headerNames("RequiredHeaders", o.RequiredHeaders); err != nil {
+		return o, err
+	}
+	if _, err = headerNames("SecretHeaders", o.SecretHeaders); err != nil {
+		return o, err
+	}
+	if _, err = headerNames("JournalHeaders", o.JournalHeaders); err != nil {
 		return o, err
 	}
 	for _, f := range []struct {
@@ -324,8 +335,8 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	defInt(&o.MaxAttempts, 5)
 	attemptDefault := set(&o.AttemptTimeout, 30*time.Second)
-	baseDefault := set(&o.BaseDelay, 200*time.Millisecond)
 	maxDefault := set(&o.MaxDelay, 10*time.Second)
+	baseDefault := set(&o.BaseDelay, min(200*time.Millisecond, o.MaxDelay))
 	set(&o.MaxRetryAfter, 60*time.Second)
 	retentionDefault := set(&o.KeyRetention, 24*time.Hour)
 	if o.BaseDelay > o.MaxDelay {
@@ -348,7 +359,12 @@ func (o Options) withDefaults() (Options, error) {
 	if o.MaxResponseBody == 0 {
 		o.MaxResponseBody = 16 << 20
 	}
+	capacity := o.Budget.Capacity
 	o.Budget = o.Budget.withDefaults()
+	if b := o.Budget; b.Capacity >= 0 && b.Capacity < b.RetryCost {
+		return o, fmt.Errorf("idem: Options.Budget.Capacity (%d%s) is below Options.Budget.RetryCost (%d): the budget could never pay for a retry; set Capacity to -1 for no budget",
+			b.Capacity, map[bool]string{true: ", the default"}[capacity == 0], b.RetryCost)
+	}
 	if o.Transport == nil {
 		t := http.DefaultTransport.(*http.Transport).Clone()
 		t.MaxIdleConnsPerHost = 64
@@ -356,6 +372,11 @@ func (o Options) withDefaults() (Options, error) {
 	}
 	return o, nil
 }
+
+// reservedHeaders are the headers that cannot carry the key: HTTP gives
+// them another meaning, or the journal treats them as credentials.
+var reservedHeaders = []string{"Authorization", "Proxy-Authorization", "Cookie", "Content-Type",
+	"Content-Encoding", "Content-Length", "Transfer-Encoding", "Host"}
 
 // headerNames returns names canonicalised, or an error naming the field
 // and the first that is no header name.

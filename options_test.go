@@ -4,6 +4,7 @@
 package idem
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -46,6 +47,12 @@ func TestNewRefusesInvalidOptions(t *testing.T) {
 		{"a hint that is no header", Options{RetryHints: []string{"Should Retry"}}, "Options.RetryHints"},
 		{"a required header that is no header", Options{RequiredHeaders: []string{""}}, "Options.RequiredHeaders"},
 		{"a profile's limit under the format", Options{Profile: Profile{MaxKeyLen: 30}}, "longer than Options.MaxKeyLen (30)"},
+		{"the key in Content-Type", Options{Header: "content-type"}, "Options.Header is Content-Type"},
+		{"the key in Authorization", Options{Header: "Authorization"}, "Options.Header is Authorization"},
+		{"a budget that cannot pay for a retry", Options{Budget: BudgetOptions{Capacity: 3}}, "Options.Budget.Capacity (3) is below Options.Budget.RetryCost (5)"},
+		{"a budget under its own retry cost", Options{Budget: BudgetOptions{Capacity: 10, RetryCost: 20}}, "Options.Budget.Capacity (10)"},
+		{"a secret header that is no header", Options{SecretHeaders: []string{"X Api Key"}}, "Options.SecretHeaders"},
+		{"a journaled header that is no header", Options{JournalHeaders: []string{"x:y"}}, "Options.JournalHeaders"},
 	}
 	for _, tc := range cases {
 		_, err := New(tc.opts)
@@ -65,10 +72,29 @@ func TestNewAcceptsMeaningfulNegatives(t *testing.T) {
 		"ULIDs fit 30":           {MaxKeyLen: 30, KeyFormat: ULID},
 		"a body key":             {BodyKey: "payment.idempotency_key"},
 		"the header overrides a profile's body key": {Profile: Square(), Header: "Idempotency-Key"},
+		"a short MaxDelay alone":                    {MaxDelay: 100 * time.Millisecond},
+		"a budget of one retry":                     {Budget: BudgetOptions{Capacity: 5}},
 	} {
 		_, err := New(o)
 		assert.NoError(t, err, name)
 	}
+	o, err := Options{MaxDelay: 100 * time.Millisecond}.withDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, 100*time.Millisecond, o.BaseDelay, "the default BaseDelay is no longer than MaxDelay")
+	o, err = Options{}.withDefaults()
+	require.NoError(t, err)
+	assert.Equal(t, 200*time.Millisecond, o.BaseDelay)
+}
+
+func TestOpenJournalRefusesContradictoryOptions(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	_, err := OpenJournal(filepath.Join(dir, "j"), JournalOptions{PurgeAfter: time.Hour, Retention: 48 * time.Hour})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "JournalOptions.PurgeAfter")
+	j, err := OpenJournal(filepath.Join(dir, "j"), JournalOptions{PurgeAfter: time.Hour, Retention: time.Hour})
+	require.NoError(t, err, "the same value twice is no contradiction")
+	require.NoError(t, j.Close())
 }
 
 // TestProfileFillsZeroFields: a profile's values fill the fields left zero,
