@@ -156,21 +156,32 @@ func (s *Store) lockAndLookup(ctx context.Context, conn *pgxpool.Conn, k server.
 // endClaim ends the transaction of a claim that acquired nothing and puts
 // its connection back in the pool, in the background: the caller has its
 // answer after one round trip, and the ROLLBACK takes a second one while
-// the caller replays or refuses. If the rollback fails, or takes longer
-// than rollbackTimeout, the pool closes the connection, which ends the
-// transaction on the server all the same. Store.Close waits for these
-// rollbacks.
+// the caller replays or refuses. Until then the transaction keeps the
+// key's lock, if it took it: a retry in that moment finds the key in
+// flight. If the rollback fails, or takes longer than rollbackTimeout, the
+// pool closes the connection, which ends the transaction on the server
+// all the same. Store.Close waits for these rollbacks; once it has begun,
+// the rollback runs before endClaim returns.
 func (s *Store) endClaim(conn *pgxpool.Conn) {
-	s.ending.Add(1)
+	if !s.uses.enter() {
+		rollbackClaim(conn)
+		return
+	}
 	go func() {
-		defer s.ending.Done()
-		if c := conn.Conn(); !c.IsClosed() && c.PgConn().TxStatus() != 'I' {
-			ctx, cancel := context.WithTimeout(context.Background(), rollbackTimeout)
-			_, _ = c.Exec(ctx, "ROLLBACK")
-			cancel()
-		}
-		conn.Release()
+		defer s.uses.leave()
+		rollbackClaim(conn)
 	}()
+}
+
+// rollbackClaim rolls back the transaction of a claim that acquired
+// nothing and puts its connection back in the pool.
+func rollbackClaim(conn *pgxpool.Conn) {
+	if c := conn.Conn(); !c.IsClosed() && c.PgConn().TxStatus() != 'I' {
+		ctx, cancel := context.WithTimeout(context.Background(), rollbackTimeout)
+		_, _ = c.Exec(ctx, "ROLLBACK")
+		cancel()
+	}
+	conn.Release()
 }
 
 // rollbackTimeout bounds the background rollback of a claim that acquired

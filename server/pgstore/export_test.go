@@ -8,7 +8,7 @@ import (
 
 // Settle waits for the background rollbacks of claims that acquired
 // nothing, so that a test sees every connection back in the pool.
-func (s *Store) Settle() { s.ending.Wait() }
+func (s *Store) Settle() { s.uses.wait(false) }
 
 // LockKey returns the SQL expression of the advisory lock key ClaimWork
 // takes for ($1 scope, $2 key) in the Store's table.

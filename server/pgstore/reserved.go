@@ -16,34 +16,33 @@ const DefaultReservedConns = 2
 
 // reserved is the Store's pool of its own, opened on first use.
 type reserved struct {
-	pool   atomic.Pointer[pgxpool.Pool]
-	mu     sync.Mutex // guards opening and closing
-	closed bool
+	pool atomic.Pointer[pgxpool.Pool]
+	mu   sync.Mutex // guards opening and closing
 }
 
-// reserved returns the pool for Renew, Complete and Release: a pool of
+// reserved returns the pool for Renew, Complete and Release, and a
+// function to call once the statement run on it is done: a pool of
 // Options.ReservedConns connections opened from the main pool's
 // configuration (its hooks and tracer included) on first use, or the main
-// pool itself when ReservedConns is negative or the Store is closed.
+// pool itself when ReservedConns is negative or Close has begun. Close
+// waits for the statements on the reserved pool before it closes it, so
+// that none meets a closed pool.
 //
 // Without it, under overload those statements queue for the main pool
 // behind running transactions and the application's own queries; a
 // renewal that waits longer than the lease lets another worker take the
 // key over, and the handler runs twice.
-func (s *Store) reserved() *pgxpool.Pool {
-	if p := s.res.pool.Load(); p != nil {
-		return p
+func (s *Store) reserved() (*pgxpool.Pool, func()) {
+	if s.opts.ReservedConns < 0 || !s.uses.enter() {
+		return s.pool, func() {}
 	}
-	if s.opts.ReservedConns < 0 {
-		return s.pool
+	if p := s.res.pool.Load(); p != nil {
+		return p, s.uses.leave
 	}
 	s.res.mu.Lock()
 	defer s.res.mu.Unlock()
 	if p := s.res.pool.Load(); p != nil {
-		return p
-	}
-	if s.res.closed {
-		return s.pool
+		return p, s.uses.leave
 	}
 	cfg := s.pool.Config()
 	cfg.MaxConns = int32(DefaultReservedConns)
@@ -53,30 +52,8 @@ func (s *Store) reserved() *pgxpool.Pool {
 	cfg.MinConns, cfg.MinIdleConns = 0, 0
 	p, err := pgxpool.NewWithConfig(context.Background(), cfg) // connects on demand
 	if err != nil {
-		return s.pool // only for a configuration the main pool would not have accepted
+		return s.pool, s.uses.leave // only for a configuration the main pool would not have accepted
 	}
 	s.res.pool.Store(p)
-	return p
-}
-
-// Close waits for the background rollbacks of claims that acquired
-// nothing (see [Store.ClaimWork]) to put their connections back in the
-// pool, and closes the connections the Store opened itself (the reserved
-// pool of Options.ReservedConns, and the pool of a Store from [Open]),
-// waiting for statements using them to finish. It does not close the pool
-// given to New, which the caller closes after the Store's last use. A
-// Store from New used after Close runs those statements on the main pool;
-// a Store from Open fails every call after Close. Close is safe to call
-// more than once and from several goroutines.
-func (s *Store) Close() {
-	s.ending.Wait()
-	s.res.mu.Lock()
-	defer s.res.mu.Unlock()
-	s.res.closed = true
-	if p := s.res.pool.Swap(nil); p != nil {
-		p.Close()
-	}
-	if s.ownPool {
-		s.pool.Close() // pgxpool's Close is idempotent
-	}
+	return p, s.uses.leave
 }

@@ -5,7 +5,6 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -36,9 +35,10 @@ type Store struct {
 	name tableName
 	q    queries
 	res  reserved
-	// ending counts the background rollbacks of claims that acquired
-	// nothing (see endClaim).
-	ending sync.WaitGroup
+	// uses counts what Close waits for: the background rollbacks of
+	// claims that acquired nothing (see endClaim) and the statements on
+	// the reserved pool.
+	uses uses
 	// ownPool is set by Open: Close closes pool.
 	ownPool bool
 }
@@ -56,7 +56,9 @@ func New(pool *pgxpool.Pool, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{pool: pool, opts: opts, name: name, q: buildQueries(name, opts.DurableClaims, takeoverSettings(opts.Takeover))}, nil
+	s := &Store{pool: pool, opts: opts, name: name, q: buildQueries(name, opts.DurableClaims, takeoverSettings(opts.Takeover))}
+	s.uses.idle.L = &s.uses.mu
+	return s, nil
 }
 
 // Migrate creates the table and its expires_at index if they do not exist.
@@ -177,10 +179,12 @@ func (s *Store) Release(ctx context.Context, k server.Key, token string) error {
 // fenced runs a statement returning one row per row it changed and maps no
 // row to server.ErrLeaseLost.
 func (s *Store) fenced(ctx context.Context, op, sql string, args ...any) error {
+	pool, done := s.reserved()
+	defer done()
 	var err error
 	for range serializationRetries {
 		var async bool
-		err = s.reserved().QueryRow(ctx, sql, args...).Scan(&async)
+		err = pool.QueryRow(ctx, sql, args...).Scan(&async)
 		if !serializationFailure(err) {
 			break
 		}
@@ -217,8 +221,10 @@ func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp s
 		tag pgconn.CommandTag
 		err error
 	)
+	pool, done := s.reserved()
+	defer done()
 	for range serializationRetries {
-		if tag, err = s.reserved().Exec(ctx, s.q.complete, args...); !serializationFailure(err) {
+		if tag, err = pool.Exec(ctx, s.q.complete, args...); !serializationFailure(err) {
 			break
 		}
 	}
