@@ -28,10 +28,12 @@ import (
 // call with the same key (PrepareRequest, OnAttempt, an Observer's
 // function): the call holds the key while its hooks run.
 //
-// Abandon returns the record as abandoned. It fails with an error wrapping
-// ErrNoOperation if the journal holds no such key, ErrJournalCorrupt if
-// its record cannot be read, and an error naming the state if the
-// operation is neither pending nor refused.
+// Abandon returns the record as abandoned; abandoning an abandoned
+// operation again changes nothing and returns it too, so a "forget" run
+// twice succeeds twice. It fails with an error wrapping ErrNoOperation if
+// the journal holds no such key, ErrJournalCorrupt if its record cannot be
+// read, and an error naming the state if the operation is completed,
+// failed or expired.
 func (j *Journal) Abandon(key string) (*Operation, error) {
 	lock, owned := j.locks.hold(key)
 	defer j.locks.release(key, lock, owned)
@@ -46,6 +48,9 @@ func (j *Journal) Abandon(key string) (*Operation, error) {
 			return nil
 		case op == nil:
 			refusal = fmt.Errorf("%w: %q in %s", ErrNoOperation, key, j.path)
+			return nil
+		case op.State == Abandoned:
+			abandoned = op // done already: nothing to write
 			return nil
 		}
 		s, ok := transition(op.State, evAbandon, fromCaller)

@@ -32,6 +32,10 @@ func TestJournalAbandon(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Abandoned, op.State)
 	assert.Equal(t, Abandoned, onDisk(t, j, "given-up").State, "on disk before Abandon returns")
+	again, err := j.Abandon("given-up")
+	require.NoError(t, err, "abandoning twice is no error")
+	assert.Equal(t, Abandoned, again.State)
+	assert.Equal(t, op.UpdatedAt.UnixNano(), again.UpdatedAt.UnixNano(), "and writes nothing")
 
 	up.Store(true)
 	res, err := c.Resume(context.Background())
