@@ -226,6 +226,17 @@ type Options struct {
 	// OnAttempt, if set, is called after every attempt, from the goroutine
 	// making it.
 	OnAttempt func(Attempt)
+	// OnResumed, if set, is called once for each operation Resume is done
+	// with, with what Resume will return for it: answered, failed,
+	// expired, left pending (the context ended), or unreadable. It is
+	// called for an unreadable record at once, from the goroutine that
+	// called Resume, and for each other operation from the goroutine
+	// that resumed it, as it ends, so calls come concurrently (up to
+	// ResumeConcurrency at once, more for operations the context cut
+	// short) and in no set order: OnResumed must be safe for concurrent
+	// use. Every call has been made when Resume returns. A progress bar
+	// counts operations done with it. Default nil.
+	OnResumed func(Resumed)
 }
 
 // Attempt describes one finished attempt, for Options.OnAttempt.

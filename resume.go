@@ -38,9 +38,10 @@ type Resumed struct {
 // pending). A pending operation whose record cannot be read (see
 // Journal.Pending) is never sent; it is reported after the others, with
 // only its key known and an Err that wraps ErrJournalCorrupt and names the
-// file and the key, and the others resume all the same. It needs a journal (ErrNoJournal). It is safe to call while
-// other calls run: an operation that another call finishes first is
-// answered from the journal.
+// file and the key, and the others resume all the same. It needs a
+// journal (ErrNoJournal). It is safe to call while other calls run: an
+// operation that another call finishes first is answered from the
+// journal. Options.OnResumed hears of each operation as it is done.
 func (c *Client) Resume(ctx context.Context) ([]Resumed, error) {
 	if c.journal == nil {
 		return nil, ErrNoJournal
@@ -53,6 +54,9 @@ func (c *Client) Resume(ctx context.Context) ([]Resumed, error) {
 	for _, u := range bad {
 		op := &Operation{Key: u.key}
 		out = append(out, Resumed{Operation: op, Err: op.error(u.err, 0)})
+		if f := c.opts.OnResumed; f != nil {
+			f(out[len(out)-1])
+		}
 	}
 	sem := make(chan struct{}, c.opts.ResumeConcurrency)
 	var wg sync.WaitGroup
@@ -65,6 +69,9 @@ func (c *Client) Resume(ctx context.Context) ([]Resumed, error) {
 		go func() {
 			defer wg.Done()
 			out[i].Response, out[i].Err = c.resume(ctx, op, sem)
+			if f := c.opts.OnResumed; f != nil {
+				f(out[i])
+			}
 		}()
 	}
 	wg.Wait()

@@ -323,3 +323,47 @@ func TestResumeReportsADamagedRecordAndGoesOn(t *testing.T) {
 	require.ErrorIs(t, err, ErrJournalCorrupt, "Pending names it too")
 	assert.Empty(t, pending)
 }
+
+// TestResumeTellsOnResumed: OnResumed hears of every operation Resume
+// returns, once each and with the same outcome: one answered, one expired,
+// one whose record cannot be read.
+func TestResumeTellsOnResumed(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(201))
+	j := openJournal(t, "")
+	now := time.Now()
+	for key, created := range map[string]time.Time{"answered": now, "expired": now.Add(-48 * time.Hour)} {
+		op := &Operation{Key: key, Method: http.MethodPost, URL: s.srv.URL, State: Pending,
+			CreatedAt: created, UpdatedAt: created, ExpiresAt: created.Add(24 * time.Hour)}
+		op.Fingerprint = fingerprint(op.Method, op.URL, "", nil)
+		require.NoError(t, j.updateNow(op))
+	}
+	require.NoError(t, j.submit(true, nil, func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketOps).Put([]byte("damaged"), []byte{recordVersion, 1, 2, 3, 4, 5, 6}); err != nil {
+			return err
+		}
+		return tx.Bucket(bucketPending).Put([]byte("damaged"), nil)
+	}))
+	var mu sync.Mutex
+	heard := map[string][]Resumed{}
+	c := newClient(t, Options{Journal: j, ResumeJitter: -1, OnResumed: func(r Resumed) {
+		mu.Lock()
+		defer mu.Unlock()
+		heard[r.Operation.Key] = append(heard[r.Operation.Key], r)
+	}})
+	res, err := c.Resume(context.Background())
+	require.NoError(t, err)
+	require.Len(t, res, 3)
+	mu.Lock()
+	defer mu.Unlock()
+	require.Len(t, heard, 3)
+	for _, r := range res {
+		require.Len(t, heard[r.Operation.Key], 1, r.Operation.Key)
+		got := heard[r.Operation.Key][0]
+		assert.Equal(t, r.Response, got.Response, r.Operation.Key)
+		assert.Equal(t, r.Err, got.Err, r.Operation.Key)
+	}
+	require.NoError(t, heard["answered"][0].Err)
+	require.ErrorIs(t, heard["expired"][0].Err, ErrExpired)
+	require.ErrorIs(t, heard["damaged"][0].Err, ErrJournalCorrupt)
+}
