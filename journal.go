@@ -92,6 +92,11 @@ type Journal struct {
 	lazy   map[string]*Operation // written lazily, not yet committed
 	err    error                 // first failed lazy commit, reported by Close
 
+	// testHookViewed, if set, is called by the listings (Pending,
+	// Operations) once they have read the file, before they read the
+	// overlay of lazy writes. Tests only.
+	testHookViewed func()
+
 	names *nameIndex // the names records carry (see names.go)
 	locks keyLocks   // calls with one key, one at a time, from every Client
 }

@@ -5,6 +5,7 @@ package idem
 
 import (
 	"errors"
+	"maps"
 	"slices"
 	"strings"
 
@@ -38,6 +39,7 @@ func (j *Journal) Pending() ([]*Operation, error) {
 // pending returns the readable pending operations, oldest first, and the
 // records the pending index names that cannot be read, in key order.
 func (j *Journal) pending() (ops []*Operation, bad []unreadable, err error) {
+	lazy := j.overlay()
 	err = j.view(func(tx *bolt.Tx) error {
 		ops, bad = nil, nil
 		index := tx.Bucket(bucketPending)
@@ -67,7 +69,8 @@ func (j *Journal) pending() (ops []*Operation, bad []unreadable, err error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	ops = j.newest(ops)
+	j.viewed()
+	ops = newest(ops, lazy)
 	ops = slices.DeleteFunc(ops, func(op *Operation) bool { return op.State != Pending })
 	sortOldestFirst(ops)
 	slices.SortFunc(bad, func(a, b unreadable) int { return strings.Compare(a.key, b.key) })
@@ -86,6 +89,7 @@ func (j *Journal) pending() (ops []*Operation, bad []unreadable, err error) {
 func (j *Journal) Operations(states ...State) ([]*Operation, error) {
 	var ops []*Operation
 	var bad []unreadable
+	lazy := j.overlay()
 	err := j.view(func(tx *bolt.Tx) error {
 		ops, bad = nil, nil
 		return tx.Bucket(bucketOps).ForEach(func(k, _ []byte) error {
@@ -102,7 +106,8 @@ func (j *Journal) Operations(states ...State) ([]*Operation, error) {
 	if err != nil {
 		return nil, err
 	}
-	ops = j.newest(ops)
+	j.viewed()
+	ops = newest(ops, lazy)
 	if len(states) > 0 {
 		ops = slices.DeleteFunc(ops, func(op *Operation) bool { return !slices.Contains(states, op.State) })
 	}
@@ -110,17 +115,48 @@ func (j *Journal) Operations(states ...State) ([]*Operation, error) {
 	return ops, joinUnreadable(bad)
 }
 
-// newest replaces each operation read from disk by its lazily written
-// newer version, if one waits for a commit.
-func (j *Journal) newest(ops []*Operation) []*Operation {
+// overlay returns a snapshot of the lazily written versions that wait
+// for a commit, by key. Its operations are shared with the overlay, which
+// never changes them: a listing clones the ones it returns.
+//
+// A listing takes it before it reads the file, never after: a lazy write
+// committed in between leaves the overlay as it lands in the file, so an
+// overlay read after the file could miss it both ways, and the listing
+// would return the operation as it was before the write (pending, for
+// Resume to send again). Taken before, the snapshot holds every lazy
+// write the file read may have missed; newest says which version wins.
+func (j *Journal) overlay() map[string]*Operation {
 	j.lazyMu.Lock()
 	defer j.lazyMu.Unlock()
+	if len(j.lazy) == 0 {
+		return nil
+	}
+	return maps.Clone(j.lazy)
+}
+
+// newest replaces each operation read from the file by its lazily written
+// version in lazy (a snapshot from overlay, taken before the file was
+// read) where that version is the newer one. A lazy write moves a pending
+// operation (see State's table), compare-and-set, so its version is newer
+// exactly while the file still holds the operation pending. A record in
+// any other state was written by the lazy write itself (committed since
+// the snapshot) or by a move that made it needless (Abandon: the lazy
+// write finds the record moved and is not made), and the file's version
+// wins.
+func newest(ops []*Operation, lazy map[string]*Operation) []*Operation {
 	for i, op := range ops {
-		if newer, ok := j.lazy[op.Key]; ok {
+		if newer, ok := lazy[op.Key]; ok && op.State == Pending {
 			ops[i] = newer.clone()
 		}
 	}
 	return ops
+}
+
+// viewed calls testHookViewed, if it is set.
+func (j *Journal) viewed() {
+	if j.testHookViewed != nil {
+		j.testHookViewed()
+	}
 }
 
 func sortOldestFirst(ops []*Operation) {

@@ -69,3 +69,50 @@ func TestJournalOperations(t *testing.T) {
 	assert.Contains(t, err.Error(), path)
 	assert.Equal(t, []string{"k1:failed"}, keys(all))
 }
+
+// TestJournalListingsSeeLazyWritesThatLand: a lazy write that is
+// committed while a listing runs, after the listing read the file and
+// before it read the overlay, is not missed: the operation it finished is
+// neither listed as pending nor listed in its old state. The committer is
+// held until the listing has read the file, then let go, and the listing
+// goes on once the write has landed and left the overlay.
+func TestJournalListingsSeeLazyWritesThatLand(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name string
+		list func(*Journal) ([]*Operation, error)
+	}{
+		{"Pending", (*Journal).Pending},
+		{"Operations", func(j *Journal) ([]*Operation, error) { return j.Operations() }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			j := openJournal(t, "")
+			op := &Operation{Key: "k", Method: http.MethodPost, URL: "http://x/", State: Pending,
+				CreatedAt: time.Unix(1764500000, 0), UpdatedAt: time.Now()}
+			require.NoError(t, j.updateNow(op))
+
+			entered, gate := make(chan struct{}), make(chan struct{})
+			held := make(chan error, 1)
+			go func() { held <- j.submit(true, nil, func(*bolt.Tx) error { close(entered); <-gate; return nil }) }()
+			<-entered // the committer is held inside a commit
+			done := *op
+			done.State, done.Result = Completed, &Result{StatusCode: 201}
+			require.NoError(t, j.update(&done)) // queued behind the held commit
+			j.testHookViewed = func() {
+				close(gate)
+				require.NoError(t, <-held)
+				// A durable write queued after the lazy one is settled after it.
+				require.NoError(t, j.submit(true, nil, func(*bolt.Tx) error { return nil }))
+			}
+			ops, err := tc.list(j)
+			require.NoError(t, err)
+			for _, got := range ops {
+				assert.Equal(t, Completed, got.State, "the operation is listed as the lazy write left it")
+			}
+			if tc.name == "Operations" {
+				assert.Len(t, ops, 1)
+			}
+		})
+	}
+}
