@@ -19,3 +19,7 @@ func (s *Store) Pool() *pgxpool.Pool { return s.pool }
 
 // Table returns the quoted name of the Store's table.
 func (s *Store) Table() string { return s.name.quoted }
+
+// ErrTxBusy is the error of a statement of the work's transaction sent
+// while another holds it.
+var ErrTxBusy = errTxBusy

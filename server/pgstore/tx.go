@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"strconv"
-	"sync/atomic"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -42,7 +41,13 @@ var errOwnedTx = errors.New("pgstore: the work's transaction is committed or rol
 // back. Its Commit and Rollback return an error and change nothing;
 // savepoints (Begin on it) are fine. Once the work has ended its
 // statements fail with [pgx.ErrTxClosed]. It must not be used after the
-// handler returns, nor from two goroutines at once.
+// handler returns, nor from two goroutines at once: a statement sent
+// while another runs, or while the Rows or BatchResults of another are
+// open, fails with an error (pgx's "conn busy", in effect), and idem ends
+// the work only once a statement under way has finished, closing the
+// Rows and BatchResults left open, so that a goroutine the handler left
+// running cannot break the connection under the commit. Statements
+// through its Conn and LargeObjects are not guarded.
 func Tx(ctx context.Context) (pgx.Tx, bool) {
 	if tx, ok := ctx.Value(txKey{}).(*workTx); ok {
 		return tx, true
@@ -55,17 +60,20 @@ func Tx(ctx context.Context) (pgx.Tx, bool) {
 // After that its statements fail with pgx.ErrTxClosed, as pgx's own would,
 // rather than run on a connection back in the pool (in autocommit, or in
 // another request's transaction): a goroutine the handler left running
-// cannot write outside its work through it. Conn, and LargeObjects, reach
-// past it to the connection, and must not be used once the handler has
-// returned.
+// cannot write outside its work through it. Its statements run one at a
+// time under a guard that the end of the work waits for and then keeps
+// (see guard): such a goroutine's statement never runs while idem commits
+// or rolls back on the connection, which pgx does not survive. Conn, and
+// LargeObjects, reach past the guard to the connection, and must not be
+// used once the handler has returned.
 //
 // workTx implements every method of pgx.Tx itself, delegating to the
 // connection, rather than embedding an interface: a method pgx adds to
 // pgx.Tx later fails to compile here instead of reaching the connection
 // without the guard.
 type workTx struct {
-	conn  *pgx.Conn
-	ended atomic.Bool
+	conn *pgx.Conn
+	g    guard
 
 	// savepoints numbers the savepoints of Begin; lo is the transaction
 	// behind LargeObjects, opened on first use. Both are used only from
@@ -80,18 +88,21 @@ var (
 	_ pgx.Tx = noTx{}
 )
 
-// end closes the transaction to the handler. It is called before the
-// connection can serve anyone else.
-func (t *workTx) end() { t.ended.Store(true) }
+// end closes the transaction to the handler, waiting for a statement of
+// its under way, and gives the connection to the caller alone. It is
+// called before idem ends the transaction, and before the connection can
+// serve anyone else.
+func (t *workTx) end() { t.g.end() }
 
 func (*workTx) Commit(context.Context) error   { return errOwnedTx }
 func (*workTx) Rollback(context.Context) error { return errOwnedTx }
 
 // Begin opens a savepoint: a pseudo nested transaction, as pgx's own.
 func (t *workTx) Begin(ctx context.Context) (pgx.Tx, error) {
-	if t.ended.Load() {
-		return nil, pgx.ErrTxClosed
+	if err := t.g.enter(); err != nil {
+		return nil, err
 	}
+	defer t.g.mu.Unlock()
 	t.savepoints++
 	name := "idem_sp_" + strconv.FormatInt(t.savepoints, 10)
 	if _, err := t.conn.Exec(ctx, "SAVEPOINT "+name); err != nil {
@@ -101,59 +112,71 @@ func (t *workTx) Begin(ctx context.Context) (pgx.Tx, error) {
 }
 
 func (t *workTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	if t.ended.Load() {
-		return pgconn.CommandTag{}, pgx.ErrTxClosed
+	if err := t.g.enter(); err != nil {
+		return pgconn.CommandTag{}, err
 	}
+	defer t.g.mu.Unlock()
 	return t.conn.Exec(ctx, sql, args...)
 }
 
+// Query holds the guard until the rows close: close them (or read them to
+// the end) before the next statement, as pgx requires.
 func (t *workTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	if t.ended.Load() {
-		return errRows{pgx.ErrTxClosed}, pgx.ErrTxClosed
+	if err := t.g.enter(); err != nil {
+		return errRows{err}, err
 	}
-	return t.conn.Query(ctx, sql, args...)
+	rows, err := t.conn.Query(ctx, sql, args...)
+	if err != nil { // pgx closed the rows
+		t.g.mu.Unlock()
+		return rows, err
+	}
+	return newGuardedRows(&t.g, rows)
 }
 
 func (t *workTx) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	if t.ended.Load() {
-		return errRow{pgx.ErrTxClosed}
-	}
-	return t.conn.QueryRow(ctx, sql, args...)
+	rows, _ := t.Query(ctx, sql, args...)
+	return rowOf{rows}
 }
 
+// SendBatch holds the guard until the BatchResults close.
 func (t *workTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
-	if t.ended.Load() {
-		return errBatch{pgx.ErrTxClosed}
+	if err := t.g.enter(); err != nil {
+		return errBatch{err}
 	}
-	return t.conn.SendBatch(ctx, b)
+	return newGuardedBatch(&t.g, t.conn.SendBatch(ctx, b))
 }
 
 func (t *workTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error) {
-	if t.ended.Load() {
-		return 0, pgx.ErrTxClosed
+	if err := t.g.enter(); err != nil {
+		return 0, err
 	}
+	defer t.g.mu.Unlock()
 	return t.conn.CopyFrom(ctx, table, columns, src)
 }
 
 func (t *workTx) Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error) {
-	if t.ended.Load() {
-		return nil, pgx.ErrTxClosed
+	if err := t.g.enter(); err != nil {
+		return nil, err
 	}
+	defer t.g.mu.Unlock()
 	return t.conn.Prepare(ctx, name, sql)
 }
 
 // LargeObjects returns the large objects of a savepoint opened through
 // pgx on first use (one round trip, once; the savepoint stays open until
 // the work ends, and commits or rolls back with it). pgx builds
-// LargeObjects only for its own transactions. If the savepoint cannot be
-// opened the connection is broken: LargeObjects panics with the error, the
+// LargeObjects only for its own transactions, so their statements reach
+// the connection past the guard: use them from the handler's goroutine
+// only. If the savepoint cannot be opened the connection is broken (or
+// busy, or the work ended): LargeObjects panics with the error, the
 // middleware answers 500, and the work rolls back.
 func (t *workTx) LargeObjects() pgx.LargeObjects {
 	if t.lo == nil {
-		if t.ended.Load() {
-			panic(pgx.ErrTxClosed)
+		if err := t.g.enter(); err != nil {
+			panic(err)
 		}
 		lo, err := t.conn.BeginTx(context.Background(), pgx.TxOptions{BeginQuery: "SAVEPOINT idem_large_objects"})
+		t.g.mu.Unlock()
 		if err != nil {
 			panic(err)
 		}

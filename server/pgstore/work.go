@@ -87,6 +87,7 @@ func (w *txWork) Commit(ctx context.Context, resp server.Response, retention tim
 	if w.done {
 		return errors.New("pgstore: commit: work already ended")
 	}
+	w.tx.end() // waits for a statement of the handler's still under way
 	defer w.end()
 	switch st := w.conn.Conn().PgConn().TxStatus(); st {
 	case 'T':
@@ -145,6 +146,7 @@ func (w *txWork) Rollback(ctx context.Context) error {
 	if w.done {
 		return nil
 	}
+	w.tx.end()
 	defer w.end()
 	c := w.conn.Conn()
 	if c.IsClosed() || c.PgConn().TxStatus() == 'I' {
@@ -169,9 +171,9 @@ func (w *txWork) rollback(ctx context.Context) {
 }
 
 // end returns the connection to the pool, which closes it instead if it is
-// still inside a transaction.
+// still inside a transaction. The handler's transaction was closed to it
+// (tx.end) before.
 func (w *txWork) end() {
-	w.tx.end() // before the connection can serve anyone else
 	w.conn.Release()
 	w.conn, w.done = nil, true
 }
