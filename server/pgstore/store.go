@@ -18,6 +18,7 @@ var (
 	_ server.Store       = (*Store)(nil)
 	_ server.Transactor  = (*Store)(nil)
 	_ server.WorkClaimer = (*Store)(nil)
+	_ server.SystemNamer = (*Store)(nil)
 )
 
 // claimAttempts bounds how often Claim re-runs its statement when a
@@ -60,6 +61,11 @@ func New(pool *pgxpool.Pool, opts Options) (*Store, error) {
 	s.uses.idle.L = &s.uses.mu
 	return s, nil
 }
+
+// StoreSystem returns "postgresql", OpenTelemetry's db.system.name for
+// PostgreSQL, which observers give the store's calls (see
+// [server.SystemNamer]).
+func (*Store) StoreSystem() string { return "postgresql" }
 
 // Migrate creates the table and its expires_at index if they do not exist.
 // It is idempotent and safe to run from several processes at once: the
