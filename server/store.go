@@ -152,7 +152,9 @@ type WorkClaimer interface {
 
 // Work is a unit of work begun by [Transactor.BeginWork] or
 // [WorkClaimer.ClaimWork]. Exactly one of Commit or Rollback must be
-// called, from one goroutine.
+// called, from one goroutine. Once the Work has ended, a further Commit
+// returns an error and stores nothing, and Rollback returns nil, so that
+// a caller may defer Rollback.
 type Work interface {
 	// Commit stores resp for retention and commits the work with it.
 	// After BeginWork the stored outcome is fenced by the lease token: if
