@@ -54,11 +54,13 @@ func testPool(t *testing.T) *pgxpool.Pool {
 //   - executions counted equal the distinct operations, and the charges
 //     in the table;
 //   - every request the proxy forwarded is counted once, with some result;
-//   - replays counted equal the answers the proxy dropped (each dropped
-//     answer's operation is sent again, and the proxy drops an answer
-//     only once the service has finished, so the next attempt that gets
-//     through is a replay), and are at least the replays the proxy
-//     delivered, which are the ones the client saw;
+//   - replays counted equal the replays the proxy passed on, delivered
+//     (the ones the client saw) or dropped: the same answers, counted at
+//     both ends of one hop;
+//   - replays counted are at most the answers the proxy dropped: a
+//     replay is sent only to an operation whose final answer (an
+//     execution's or a replay's) was dropped, and a dropped answer that
+//     was not final (a 409 or 503 of the server's) is followed by none;
 //   - each request asked the store for one claim, and each execution
 //     committed once; no claim is left running.
 func TestEndToEndCounts(t *testing.T) {
@@ -153,13 +155,18 @@ func TestEndToEndCounts(t *testing.T) {
 	assert.Equal(t, int64(ops), results["executed"], "executions counted equal the distinct operations")
 	assert.Equal(t, st.Forwarded, answered, "every forwarded request is counted once")
 	assert.Equal(t, replays.Load(), st.Replayed, "the replays the proxy delivered are the ones the client saw")
-	assert.Equal(t, st.Dropped, results["replayed"], "each answer dropped is followed by one replay")
-	assert.GreaterOrEqual(t, results["replayed"], st.Replayed, "every replay delivered was counted")
+	// The proxy reads every answer whole before it delivers or drops it
+	// (one it fails to read it resets uncounted: none here, on loopback,
+	// from a server that finishes every answer it starts).
+	assert.Equal(t, st.Replayed+st.DroppedReplayed, results["replayed"],
+		"every replay counted went through the proxy, delivered or dropped")
+	assert.LessOrEqual(t, results["replayed"], st.Dropped, "a replay follows a dropped final answer")
 	assert.Equal(t, attempts.Load(), st.Requests, "every attempt reached the proxy once")
 
+	// Whether or not the store names its system (db.system.name).
 	ops2 := got[otelidem.StoreOperationDuration]
-	assert.Equal(t, answered, ops2["db.operation.name=claim"], "one claim per request")
-	assert.Equal(t, int64(ops), ops2["db.operation.name=commit"], "one commit per execution")
+	assert.Equal(t, answered, ops2.with("db.operation.name=claim"), "one claim per request")
+	assert.Equal(t, int64(ops), ops2.with("db.operation.name=commit"), "one commit per execution")
 	assert.Equal(t, points{"": 0}, got[otelidem.ServerClaimsActive], "no claim left running")
 	assert.NotContains(t, got, otelidem.ServerTakeovers, "transactional claims have no lease to take over")
 

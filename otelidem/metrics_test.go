@@ -2,6 +2,8 @@ package otelidem_test
 
 import (
 	"context"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -71,4 +73,16 @@ func (tel *telemetry) collect(t testing.TB) map[string]points {
 		}
 	}
 	return out
+}
+
+// with sums the points whose attributes include attr ("key=value"),
+// whatever other attributes they carry.
+func (p points) with(attr string) int64 {
+	var n int64
+	for attrs, v := range p {
+		if slices.Contains(strings.Split(attrs, ","), attr) {
+			n += v
+		}
+	}
+	return n
 }
