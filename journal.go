@@ -26,10 +26,10 @@ type JournalOptions struct {
 	// ErrJournalLocked.
 	LockTimeout time.Duration
 	// PurgeAfter is how long operations that are not pending (completed,
-	// failed, refused, expired, abandoned) are kept, counted from their last update.
-	// Older ones are purged when the journal opens, and by Purge. Default
-	// 7 days. Negative keeps them forever. Pending operations are never
-	// purged. It is the journal's own housekeeping, unrelated to the
+	// failed, refused, expired, abandoned) are kept, counted from their
+	// last update. Older ones are purged when the journal opens, and by
+	// Purge. Default 7 days. Negative keeps them forever. Pending
+	// operations are never purged. It is the journal's own housekeeping, unrelated to the
 	// server's key retention (Options.KeyRetention).
 	PurgeAfter time.Duration
 
@@ -120,8 +120,9 @@ const journalVersion = 1
 const lazyFlushDelay = 20 * time.Millisecond
 
 // OpenJournal opens the journal at path, creating it with mode 0600 if it
-// does not exist. It refuses contradictory options. If another process holds it, OpenJournal gives up after
-// opts.LockTimeout with an error wrapping ErrJournalLocked. A file that is
+// does not exist. It refuses contradictory options. If another process
+// holds it, OpenJournal gives up after opts.LockTimeout with an error
+// wrapping ErrJournalLocked. A file that is
 // not an idem journal, or is corrupt, gives an error wrapping
 // ErrJournalCorrupt that names the file; the file is never replaced.
 func OpenJournal(path string, opts JournalOptions) (j *Journal, err error) {
@@ -422,11 +423,12 @@ func opsBucket(tx *bolt.Tx) *bolt.Bucket {
 }
 
 // Purge deletes operations that are not pending (completed, failed,
-// refused, expired, abandoned) last updated more than olderThan ago, with the name
-// bindings of those operations. A binding whose operation has not been
-// journaled yet is kept: NamedKey must go on returning its key. It returns
-// how many operations it deleted. Pending operations are never purged, nor are records that cannot be
-// decoded: reading one reports ErrJournalCorrupt.
+// refused, expired, abandoned) last updated more than olderThan ago, with
+// the name bindings of those operations. A binding whose operation has
+// not been journaled yet is kept: NamedKey must go on returning its key.
+// It returns how many operations it deleted. Pending operations are
+// never purged, nor are records that cannot be decoded: reading one
+// reports ErrJournalCorrupt.
 func (j *Journal) Purge(olderThan time.Duration) (int, error) {
 	cutoff := time.Now().Add(-olderThan)
 	var n int

@@ -34,7 +34,9 @@ type Options struct {
 
 	// Transport sends each attempt. Default: a clone of
 	// http.DefaultTransport allowing 64 idle connections per host. idem
-	// never calls its CloseIdleConnections.
+	// never calls its CloseIdleConnections. A response it returns together
+	// with an error (which http.RoundTripper forbids) is closed and
+	// dropped: the attempt failed with the error.
 	Transport http.RoundTripper
 	// AttemptTimeout bounds one attempt, from dialling and writing the
 	// request to reading the whole response body, through a per-attempt
@@ -116,8 +118,9 @@ type Options struct {
 	// points to documentation about idempotency, and Stripe's error type
 	// "idempotency_error" (a 400). Any other answer, a 422 validation
 	// error among them (one about the key itself included: "Idempotency-Key
-	// must be at most 64 characters"), is a Response like any other 4xx. IsKeyReused is called from the goroutine making the call
-	// and must not keep resp. Default nil.
+	// must be at most 64 characters"), is a Response like any other 4xx.
+	// IsKeyReused is called from the goroutine making the call and must
+	// not keep resp. Default nil.
 	IsKeyReused func(resp *Response) bool
 	// IsReplayed, if set, is asked about every answer that carries no
 	// Idempotent-Replayed: true, and says whether it is the server saying
