@@ -65,9 +65,18 @@ const DefaultTakeover = 30 * time.Second
 // (Store.Claim, as a process of an earlier version would), the primary key
 // makes this work's Commit fail with [server.ErrLeaseLost] and roll back.
 //
-// Two different keys whose 64-bit lock hashes collide only make one wait
-// (in flight) while the other runs; they never run as one, since each
-// keeps its own record.
+// The lock's 64-bit key is the start of a SHA-256 of the table, scope and
+// key, so clients cannot choose keys whose locks collide. Two different
+// keys whose locks collide all the same only make one wait (in flight)
+// while the other runs; they never run as one, since each keeps its own
+// record.
+//
+// Rolling upgrades: earlier versions of pgstore derived the lock key with
+// hashtextextended (see the CHANGELOG). An old and a new process take different locks for
+// one key, so while both serve one table a key may run in both at once
+// (the primary key refuses the second record, and that work rolls back
+// with [server.ErrLeaseLost], but effects outside the database happen
+// twice). Drain the old processes before the new ones take requests.
 //
 // The returned context is nil, as the Work is, when the key is not
 // acquired. A cancelled ctx returns its error wrapped.

@@ -46,10 +46,13 @@ type queries struct {
 }
 
 // lockKey is the SQL expression of the advisory lock key of ($1 scope, $2
-// key) in {{table}}; see the lock statement.
-const lockKey = `hashtextextended(
-    (octet_length($1::text)::text || ':' || $1::text || $2::text) COLLATE "C",
-    '{{table}}'::regclass::oid::bigint)`
+// key) in {{table}}: the first 8 bytes of the SHA-256 of the table's OID,
+// a colon, the scope's length in bytes, a colon, the scope and the key
+// (UTF-8), read as a big-endian signed 64-bit integer; see the lock
+// statement.
+const lockKey = `('x' || encode(substr(sha256(convert_to(
+    '{{table}}'::regclass::oid::text || ':' || octet_length($1::text)::text || ':' || $1::text || $2::text,
+    'UTF8')), 1, 8), 'hex'))::bit(64)::bigint`
 
 // fenceFailed is the SQLSTATE the commit and record statements raise when
 // their fence fails: division_by_zero, from the "1 / count(*)" that ends
@@ -182,12 +185,20 @@ SELECT count(*) FROM gone WHERE gone.async`,
 
 	// lock: $1 scope, $2 key. Takes the key's transaction-scoped advisory
 	// lock if no other transaction holds it, without waiting, and reports
-	// whether it did. The lock's 64-bit key is a hash of an unambiguous
-	// encoding of (scope, key) (the scope's length in bytes, a colon, the
-	// scope, the key), seeded with the table's OID so that two tables'
-	// keys, and spellings of one table with and without its schema, are
-	// told apart and alike. Two different keys that hash alike only make
-	// one of them wait (409) while the other runs; they never run as one.
+	// whether it did. The lock's 64-bit key is the start of a SHA-256 of
+	// an unambiguous encoding of (table, scope, key) (the table's OID, a
+	// colon, the scope's length in bytes, a colon, the scope, the key), so
+	// that two tables' keys, and spellings of one table with and without
+	// its schema, are told apart and alike, and so that a client cannot
+	// choose two keys whose locks collide (a non-cryptographic hash would
+	// let it make another tenant's key wait). Two different keys that hash
+	// alike only make one of them wait (409) while the other runs; they
+	// never run as one. Versions of pgstore before this one hashed with
+	// hashtextextended: during a rolling upgrade an old and a new process
+	// take different locks for one key, and both may run it (the
+	// primary key still refuses the second record, whose work then rolls
+	// back with server.ErrLeaseLost), so do not run them side by side on
+	// one table with requests in flight.
 	// The statement also sets, for this transaction only, the TCP
 	// settings that bound how long a vanished worker keeps the lock
 	// (Options.Takeover).
