@@ -223,7 +223,21 @@ func validName(name string) error {
 // do runs op to a final answer, journaling it if there is a journal,
 // along the transitions of state.go. header is the live request's header
 // (credentials included) or, for a resumed operation, the journaled one.
+// Options.Observer hears of the call's start and end.
 func (c *Client) do(ctx context.Context, cl *call, op *Operation, header http.Header) (*Response, error) {
+	obs := c.opts.Observer
+	if obs == nil {
+		return c.run(ctx, cl, op, header)
+	}
+	resumed := cl.origin == fromResume
+	ctx, began := obs.start(ctx, op.Method, resumed)
+	resp, err := c.run(ctx, cl, op, header)
+	obs.end(ctx, op.Method, resumed, began, resp, err)
+	return resp, err
+}
+
+// run is do without the observer.
+func (c *Client) run(ctx context.Context, cl *call, op *Operation, header http.Header) (*Response, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, op.error(err, 0) // nothing journaled, nothing sent
 	}

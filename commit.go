@@ -218,6 +218,11 @@ func hasDurable(batch []*commitReq) bool {
 // tried alone, so one bad write cannot fail its neighbours.
 func (j *Journal) commit(batch []*commitReq) {
 	j.commits.Add(1)
+	var began time.Time
+	o := j.opts.Observer
+	if o != nil && o.Commit != nil {
+		began = time.Now()
+	}
 	err := j.writeTx(func(tx *bolt.Tx) error {
 		for _, r := range batch {
 			if err := r.run(tx); err != nil {
@@ -226,6 +231,11 @@ func (j *Journal) commit(batch []*commitReq) {
 		}
 		return nil
 	})
+	if !began.IsZero() {
+		// Before the writes are settled: a durable write's submitter
+		// returns after the commit it rode on was reported.
+		j.observeCommit(o, len(batch), began, err)
+	}
 	if err == nil || len(batch) == 1 {
 		for _, r := range batch {
 			j.settle(r, err)
@@ -297,4 +307,18 @@ func recordState(v []byte) (State, error) {
 		return 0, err
 	}
 	return op.State, nil
+}
+
+// observeCommit reports a commit of n writes that began at began and
+// failed with err (or not), with the pending operations the journal holds
+// after it, counted in a read transaction of its own.
+func (j *Journal) observeCommit(o *JournalObserver, n int, began time.Time, err error) {
+	info := CommitInfo{Writes: n, Duration: time.Since(began), Failed: err != nil}
+	observe(func() { // bbolt panics on some damage; the commit is not reported then
+		_ = j.db.View(func(tx *bolt.Tx) error { // not j.view: Close may hold j.mu, waiting for the committer
+			info.Pending = tx.Bucket(bucketPending).Stats().KeyN
+			return nil
+		})
+		o.Commit(info)
+	})
 }

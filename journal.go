@@ -39,6 +39,10 @@ type JournalOptions struct {
 	// Deprecated: use PurgeAfter.
 	Retention time.Duration
 
+	// Observer, if set, hears of the journal's commits (see
+	// JournalObserver). Default nil: no events, at no cost.
+	Observer *JournalObserver
+
 	// syncFreelist writes bbolt's free list with every commit, so that
 	// opening the file does not rebuild it: the setting the journal
 	// benchmark compares with the default.

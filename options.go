@@ -240,6 +240,12 @@ type Options struct {
 	// use. Every call has been made when Resume returns. A progress bar
 	// counts operations done with it. Default nil.
 	OnResumed func(Resumed)
+
+	// Observer, if set, hears of each operation's call, attempts, retries
+	// and refusals by the retry budget, for metrics and traces (see
+	// Observer; otelidem.NewClientObserver makes one). Default nil: no
+	// events, at no cost.
+	Observer *Observer
 }
 
 // Attempt describes one finished attempt, for Options.OnAttempt.

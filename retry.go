@@ -467,6 +467,10 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 		cost, ok := c.budget.take(out == outTimeout)
 		if !ok {
 			stop = ErrBudgetExhausted
+			if o := c.opts.Observer; o != nil && o.BudgetExhausted != nil {
+				info := BudgetInfo{Method: cl.op.Method, Attempt: cl.attempts}
+				observe(func() { o.BudgetExhausted(ctx, info) })
+			}
 		} else {
 			cl.lastCost = cost
 		}
@@ -476,7 +480,11 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 		cl.retries++
 		cl.unsent = true
 		cl.wait = wait
-		cl.report(true)
+		cl.report(ctx, true)
+		if o := c.opts.Observer; o != nil && o.Retry != nil {
+			info := RetryInfo{Method: cl.op.Method, Attempt: cl.attempts, StatusCode: cl.status, ErrorType: errorType(cl.err), Delay: wait}
+			observe(func() { o.Retry(ctx, info) })
+		}
 		if l := c.opts.Logger; l != nil {
 			l.Debug("idem: retrying", "key", cl.op.Key, "method", cl.op.Method, "url", cl.op.url(),
 				"attempt", cl.attempts, "status", cl.status, "error", err, "wait", wait)
@@ -485,11 +493,11 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 		return true, nil
 	case errAnswered:
 		cl.answered = true
-		cl.report(false)
+		cl.report(ctx, false)
 		return false, nil
 	}
 	cl.reason = stop
-	cl.report(false)
+	cl.report(ctx, false)
 	return false, stop
 }
 
@@ -529,7 +537,13 @@ func (cl *call) settleBudget() {
 	}
 }
 
-func (cl *call) report(retry bool) {
+// report tells Options.OnAttempt and the Observer of the attempt that
+// ended; retry says whether it is retried.
+func (cl *call) report(ctx context.Context, retry bool) {
+	if o := cl.c.opts.Observer; o != nil && o.Attempt != nil {
+		info := AttemptInfo{Method: cl.op.Method, N: cl.attempts, StatusCode: cl.status, ErrorType: errorType(cl.err), Replayed: cl.replayed}
+		observe(func() { o.Attempt(ctx, info) })
+	}
 	if f := cl.c.opts.OnAttempt; f != nil {
 		a := Attempt{
 			Key:        cl.op.Key,

@@ -1,0 +1,293 @@
+// This file holds Observer and JournalObserver, the hooks through which a
+// Client and a Journal report what they did (for metrics and traces), the
+// events they carry, and the classification of outcomes and errors the
+// events use.
+
+package idem
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"reflect"
+	"time"
+)
+
+// Observer receives events from a [Client] (through Options.Observer), to
+// turn into metrics and traces; the otelidem package makes OpenTelemetry
+// instruments and spans of them. It has the shape of the server package's
+// Observer. Every field is optional: a nil hook, or a nil *Observer, costs
+// nothing (no allocation, no clock reading).
+//
+// Events carry what a metric needs and nothing secret: never the key, a
+// URL, a header value, a body, or an error's text. Hooks are called
+// synchronously, from the goroutine making the call (Resume's, for a
+// resumed operation), possibly at the same time from several: they must
+// be safe for concurrent use and fast. A hook that panics does not break
+// the call: the panic is recovered and the event dropped. (The server
+// package's Observer lets a panic go on, once its claim is ended; a call
+// of the client has nothing to end, and an answer to lose.) A hook must
+// not call Journal.Abandon for the operation it hears of (see there).
+//
+// An Observer must not be changed once New has it.
+type Observer struct {
+	// OperationStart is called when a call of Do, DoNamed or Resume
+	// begins with an operation's key known, before the journal is read.
+	// The context it returns is the one the operation's attempts are sent
+	// with, and the one OperationEnd gets: a tracer starts a span there and
+	// returns ctx with it. It must return ctx or a context descending from
+	// it; a nil return means ctx.
+	OperationStart func(ctx context.Context, info OperationStartInfo) context.Context
+
+	// OperationEnd is called exactly once for each OperationStart, when
+	// the call is about to return, with how it ended.
+	OperationEnd func(ctx context.Context, info OperationEndInfo)
+
+	// Attempt is called after each attempt, as Options.OnAttempt is.
+	Attempt func(context.Context, AttemptInfo)
+
+	// Retry is called for each retry scheduled, before its wait.
+	Retry func(context.Context, RetryInfo)
+
+	// BudgetExhausted is called when the retry budget refuses a retry
+	// that was otherwise due; the call then ends with ErrBudgetExhausted.
+	BudgetExhausted func(context.Context, BudgetInfo)
+}
+
+// Outcome is how an operation's call ended. Its values are lowercase
+// words, fit for a metric attribute.
+type Outcome string
+
+// Outcomes of [Observer.OperationEnd].
+const (
+	// OutcomeCompleted: a final answer below 400, from the server or
+	// from the journal.
+	OutcomeCompleted Outcome = "completed"
+	// OutcomeFailed: a final answer of 400 or more (a refusal included),
+	// from the server or from the journal.
+	OutcomeFailed Outcome = "failed"
+	// OutcomeKeyReused: the key was used for a different request
+	// (ErrKeyReused).
+	OutcomeKeyReused Outcome = "key_reused"
+	// OutcomeRetriesExhausted: every attempt was made without a final
+	// answer (ErrRetriesExhausted); the operation stays pending.
+	OutcomeRetriesExhausted Outcome = "retries_exhausted"
+	// OutcomeBudgetExhausted: the retry budget refused a retry
+	// (ErrBudgetExhausted); the operation stays pending.
+	OutcomeBudgetExhausted Outcome = "budget_exhausted"
+	// OutcomeExpired: the operation outlived the server's key retention
+	// (ErrExpired).
+	OutcomeExpired Outcome = "expired"
+	// OutcomeAbandoned: the operation was abandoned (ErrAbandoned).
+	OutcomeAbandoned Outcome = "abandoned"
+	// OutcomeCanceled: the call's context was cancelled; the operation
+	// stays pending if it was journaled.
+	OutcomeCanceled Outcome = "canceled"
+	// OutcomeTimeout: the call's deadline passed, or was too near for
+	// another attempt; the operation stays pending if it was journaled.
+	OutcomeTimeout Outcome = "timeout"
+	// OutcomeError: any other error (the journal failed, PrepareRequest
+	// failed, the operation is gone from the journal).
+	OutcomeError Outcome = "error"
+)
+
+// OperationStartInfo describes a call that begins, for
+// [Observer.OperationStart].
+type OperationStartInfo struct {
+	// Method is the request's method.
+	Method string
+	// Resumed reports that Resume makes the call.
+	Resumed bool
+}
+
+// OperationEndInfo describes a call that ends, for
+// [Observer.OperationEnd].
+type OperationEndInfo struct {
+	// Method is the request's method.
+	Method string
+	// Resumed reports that Resume made the call.
+	Resumed bool
+	// Outcome is how the call ended.
+	Outcome Outcome
+	// StatusCode is the final answer's status, or the last response's if
+	// the call ended without a final answer; 0 if there was none.
+	StatusCode int
+	// Replayed reports that the final answer was the server's replay.
+	Replayed bool
+	// Attempts counts the attempts the call made (0 for an answer from
+	// the journal), resends by net/http included.
+	Attempts int
+	// Duration is how long the call took, from OperationStart.
+	Duration time.Duration
+}
+
+// AttemptInfo describes one finished attempt, for [Observer.Attempt].
+type AttemptInfo struct {
+	// Method is the request's method.
+	Method string
+	// N counts the call's attempts so far, resends by net/http included.
+	N int
+	// StatusCode is the response's status, 0 if there was none.
+	StatusCode int
+	// ErrorType is empty if a response came. Otherwise it names the class
+	// of the transport error, never its text: "timeout" (a deadline
+	// passed), "canceled" (the context was cancelled), else the Go type of
+	// the outermost error in its chain that is more than a wrapper (such
+	// as "*net.OpError"), or "_OTHER". It is OpenTelemetry's error.type.
+	ErrorType string
+	// Replayed reports that the response is the server's replay.
+	Replayed bool
+}
+
+// RetryInfo describes a retry scheduled, for [Observer.Retry]: why, by
+// the attempt before it, and how long it waits.
+type RetryInfo struct {
+	// Method is the request's method.
+	Method string
+	// Attempt is the number of the attempt that is retried (AttemptInfo.N).
+	Attempt int
+	// StatusCode is that attempt's status (the reason to retry), 0 if it
+	// had none.
+	StatusCode int
+	// ErrorType names that attempt's transport error, as
+	// AttemptInfo.ErrorType; empty if it had a response.
+	ErrorType string
+	// Delay is the wait before the retry.
+	Delay time.Duration
+}
+
+// BudgetInfo describes a retry the budget refused, for
+// [Observer.BudgetExhausted].
+type BudgetInfo struct {
+	// Method is the request's method.
+	Method string
+	// Attempt is the number of the attempt whose retry was refused.
+	Attempt int
+}
+
+// JournalObserver receives events from a [Journal] (through
+// JournalOptions.Observer). As with Observer, every field is optional, a
+// nil *JournalObserver costs nothing, events carry nothing secret, and a
+// hook that panics has its panic recovered and its event dropped. Hooks
+// are called from the journal's committer goroutine, one at a time: a
+// slow hook holds up every write. A JournalObserver must not be changed
+// once OpenJournal has it.
+type JournalObserver struct {
+	// Commit is called after each commit of the journal's committer (one
+	// bbolt transaction, one fsync), with its writes and duration, and the
+	// number of pending operations the journal holds after it.
+	Commit func(CommitInfo)
+}
+
+// CommitInfo describes one commit, for [JournalObserver.Commit].
+type CommitInfo struct {
+	// Writes is how many writes shared the commit (its batch size).
+	Writes int
+	// Duration is how long the commit took, fsync included.
+	Duration time.Duration
+	// Failed reports that the commit failed (each write was then tried
+	// again alone; those tries are not reported apart).
+	Failed bool
+	// Pending is the number of pending operations the journal holds
+	// after the commit, as its pending index counts them: a gauge.
+	Pending int
+}
+
+// observe runs fn, recovering a panic of it: an observer's panic must not
+// break a call.
+func observe(fn func()) {
+	defer func() { _ = recover() }()
+	fn()
+}
+
+// start reports a call that begins and returns the context its attempts
+// are sent with, and the time it began (zero if no one observes its end).
+func (o *Observer) start(ctx context.Context, method string, resumed bool) (context.Context, time.Time) {
+	if o == nil {
+		return ctx, time.Time{}
+	}
+	if o.OperationStart != nil {
+		observe(func() {
+			if c := o.OperationStart(ctx, OperationStartInfo{Method: method, Resumed: resumed}); c != nil {
+				ctx = c
+			}
+		})
+	}
+	if o.OperationEnd == nil {
+		return ctx, time.Time{}
+	}
+	return ctx, time.Now()
+}
+
+// end reports a call that began at began (from start) and returns resp
+// and err.
+func (o *Observer) end(ctx context.Context, method string, resumed bool, began time.Time, resp *Response, err error) {
+	if o == nil || o.OperationEnd == nil {
+		return
+	}
+	info := OperationEndInfo{Method: method, Resumed: resumed, Duration: time.Since(began)}
+	var e *Error
+	switch {
+	case resp != nil:
+		info.Outcome, info.StatusCode, info.Replayed, info.Attempts = OutcomeCompleted, resp.StatusCode, resp.Replayed, resp.Attempts
+		if resp.StatusCode >= http.StatusBadRequest {
+			info.Outcome = OutcomeFailed
+		}
+	case errors.As(err, &e):
+		info.Outcome, info.StatusCode, info.Attempts = outcomeOf(err), e.StatusCode, e.Attempts
+	default:
+		info.Outcome = outcomeOf(err)
+	}
+	observe(func() { o.OperationEnd(ctx, info) })
+}
+
+// outcomeOf classifies the error a call ended with.
+func outcomeOf(err error) Outcome {
+	switch {
+	case errors.Is(err, ErrKeyReused):
+		return OutcomeKeyReused
+	case errors.Is(err, ErrRetriesExhausted):
+		return OutcomeRetriesExhausted
+	case errors.Is(err, ErrBudgetExhausted):
+		return OutcomeBudgetExhausted
+	case errors.Is(err, ErrExpired):
+		return OutcomeExpired
+	case errors.Is(err, ErrAbandoned):
+		return OutcomeAbandoned
+	case errors.Is(err, context.Canceled):
+		return OutcomeCanceled
+	case errors.Is(err, context.DeadlineExceeded): // ErrDeadline among them
+		return OutcomeTimeout
+	}
+	return OutcomeError
+}
+
+// wrapperTypes are the error types that only carry text or wrap another
+// error: errorType looks past them.
+var wrapperTypes = map[string]bool{
+	"*errors.errorString": true,
+	"*errors.joinError":   true,
+	"*fmt.wrapError":      true,
+	"*fmt.wrapErrors":     true,
+	"*url.Error":          true,
+}
+
+// errorType names the class of a transport error for
+// AttemptInfo.ErrorType (see there), or returns "" for a nil err. It
+// reads no error's text.
+func errorType(err error) string {
+	switch {
+	case err == nil:
+		return ""
+	case errors.Is(err, context.DeadlineExceeded) || isTimeout(err):
+		return "timeout"
+	case errors.Is(err, context.Canceled):
+		return "canceled"
+	}
+	for e := err; e != nil; e = errors.Unwrap(e) {
+		if name := reflect.TypeOf(e).String(); !wrapperTypes[name] {
+			return name
+		}
+	}
+	return "_OTHER"
+}
