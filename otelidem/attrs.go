@@ -25,6 +25,18 @@ const (
 	// KeyKey is the attribute key of the idempotency key on spans, set
 	// only with Options.KeyOnSpans.
 	KeyKey = attribute.Key("idem.key")
+	// OutcomeKey is the attribute key of how a client's call of an
+	// operation ended: idem.Outcome's values ("completed",
+	// "retries_exhausted", ...).
+	OutcomeKey = attribute.Key("idem.outcome")
+	// ResumedKey marks an operation's call that Resume made.
+	ResumedKey = attribute.Key("idem.resumed")
+	// AttemptsKey is the attribute key of the attempts an operation's call
+	// made, on its span.
+	AttemptsKey = attribute.Key("idem.attempts")
+	// ReplayedKey marks an operation's span whose final answer was the
+	// server's replay.
+	ReplayedKey = attribute.Key("idem.replayed")
 )
 
 // method returns m as http.request.method has it: one of the methods

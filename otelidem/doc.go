@@ -40,17 +40,27 @@
 // error.type is lease_lost, store_full, timeout, canceled, the Go type
 // of the store's error ("*pgconn.PgError"), or _OTHER: never its text.
 //
-// The client observer records, for the client half:
+// The client observer ([NewClientObserver]) and the journal observer
+// ([NewJournalObserver]) record, for the client half:
 //
-//	instrument                             kind             unit         attributes
-//	idem.client.operation.duration         histogram        s            idem.outcome, server.address
-//	idem.client.attempts                   histogram        {attempt}    idem.outcome
-//	idem.client.retries                    counter          {retry}      idem.retry.reason, http.response.status_code
-//	idem.client.retry.delay                histogram        s            idem.retry_after
-//	idem.client.budget.exhausted           counter          {operation}
-//	idem.client.journal.commit.duration    histogram        s
-//	idem.client.journal.commit.batch_size  histogram        {operation}
-//	idem.client.operations.pending         up-down counter  {operation}
+//	instrument                      kind       unit         attributes
+//	idem.client.operation.duration  histogram  s            idem.outcome, idem.resumed, http.request.method
+//	idem.client.attempts            counter    {attempt}    http.request.method, http.response.status_code or error.type
+//	idem.client.retries             counter    {retry}      http.request.method, http.response.status_code or error.type
+//	idem.client.retry.delay         histogram  s            http.request.method
+//	idem.client.budget.exhausted    counter    {retry}      http.request.method
+//	idem.journal.commit.duration    histogram  s            error.type (on failed commits)
+//	idem.journal.commit.batch_size  histogram  {write}
+//	idem.client.operations.pending  gauge      {operation}
+//
+// idem.outcome is how a call of an operation ended: completed, failed
+// (a final answer of 400 or more), key_reused, retries_exhausted,
+// budget_exhausted, expired, abandoned, canceled, timeout or error (see
+// idem.Outcome). An attempt or retry carries the status it got, or, if
+// none came, error.type: timeout, canceled, the Go type of the transport
+// error ("*net.OpError"), or _OTHER. A retry is counted under the
+// attempt it repeats. idem.client.operations.pending is the journal's
+// count of pending operations as of its last commit.
 //
 // # Spans
 //
@@ -64,6 +74,17 @@
 // is recorded, as idem.key, only with Options.KeyOnSpans. Replays and
 // refusals claim nothing and get no span: the HTTP span and
 // idem.server.requests tell of them.
+//
+// Each call of an operation by the client gets one span, idem.operation
+// (internal kind), from its start to its end, as a child of the span in
+// the request's context; its attempts are sent in the span's context, so
+// an instrumented transport's spans nest in it. It carries
+// http.request.method and idem.resumed and, at its end, idem.outcome,
+// idem.attempts, http.response.status_code (the last status, if any) and
+// idem.replayed (when the answer was a replay). A call that ended
+// without the server's final answer (any outcome but completed and
+// failed) sets error.type to the outcome and the span's status to Error.
+// The client's events carry no key, so its spans never do.
 //
 // # Cost
 //

@@ -13,6 +13,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/idemhq/idem"
 	"github.com/idemhq/idem/otelidem"
 	"github.com/idemhq/idem/server"
 )
@@ -41,6 +42,18 @@ func (tel *telemetry) observer(t testing.TB, keyOnSpans bool) *server.Observer {
 	return obs
 }
 
+// clientObservers returns a client and a journal observer recording to
+// tel.
+func (tel *telemetry) clientObservers(t testing.TB) (*idem.Observer, *idem.JournalObserver) {
+	t.Helper()
+	o := otelidem.Options{MeterProvider: tel.meters, TracerProvider: tel.traces}
+	obs, err := otelidem.NewClientObserver(o)
+	require.NoError(t, err)
+	jobs, err := otelidem.NewJournalObserver(o)
+	require.NoError(t, err)
+	return obs, jobs
+}
+
 // points is one instrument's data: the value of each attribute set (a
 // sum's value, a histogram's count), by the set's encoding
 // ("a=1,b=2"; "" for no attributes).
@@ -65,6 +78,14 @@ func (tel *telemetry) collect(t testing.TB) map[string]points {
 			case metricdata.Histogram[float64]:
 				for _, dp := range d.DataPoints {
 					p[dp.Attributes.Encoded(enc)] = int64(dp.Count)
+				}
+			case metricdata.Histogram[int64]:
+				for _, dp := range d.DataPoints {
+					p[dp.Attributes.Encoded(enc)] = dp.Sum
+				}
+			case metricdata.Gauge[int64]:
+				for _, dp := range d.DataPoints {
+					p[dp.Attributes.Encoded(enc)] = dp.Value
 				}
 			default:
 				t.Fatalf("%s: unexpected data %T", m.Name, m.Data)

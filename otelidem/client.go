@@ -1,0 +1,236 @@
+// This file holds NewClientObserver and NewJournalObserver: the client's
+// and its journal's events as OpenTelemetry instruments, and a span
+// around each operation's call.
+
+package otelidem
+
+import (
+	"context"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/metric"
+	semconv "go.opentelemetry.io/otel/semconv/v1.43.0"
+	"go.opentelemetry.io/otel/trace"
+
+	"github.com/idemhq/idem"
+)
+
+// Names of the client's and the journal's instruments, and of the
+// client's span.
+const (
+	ClientOperationDuration = "idem.client.operation.duration"
+	ClientAttempts          = "idem.client.attempts"
+	ClientRetries           = "idem.client.retries"
+	ClientRetryDelay        = "idem.client.retry.delay"
+	ClientBudgetExhausted   = "idem.client.budget.exhausted"
+	ClientOperationsPending = "idem.client.operations.pending"
+	JournalCommitDuration   = "idem.journal.commit.duration"
+	JournalCommitBatchSize  = "idem.journal.commit.batch_size"
+	ClientOperationSpan     = "idem.operation"
+)
+
+// operationBuckets are the bounds, in seconds, of the operations' and
+// the retry delays' histograms: from 1 ms (one answer on loopback) to
+// 5 min (a call retried through a long outage), about three to a decade.
+var operationBuckets = []float64{
+	0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5,
+	1, 2.5, 5, 10, 25, 50, 100, 300,
+}
+
+// batchBuckets are the bounds of the commit batch sizes' histogram.
+var batchBuckets = []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}
+
+// clientObserver turns client events into measurements and spans.
+type clientObserver struct {
+	duration metric.Float64Histogram
+	attempts metric.Int64Counter
+	retries  metric.Int64Counter
+	delay    metric.Float64Histogram
+	budget   metric.Int64Counter
+	tracer   trace.Tracer
+
+	endOpts     options[endAttrs, metric.RecordOption]
+	attemptOpts options[attemptAttrs, metric.AddOption]
+	methodAdd   options[string, metric.AddOption]
+	methodRec   options[string, metric.RecordOption]
+}
+
+type endAttrs struct {
+	outcome, method string
+	resumed         bool
+}
+
+type attemptAttrs struct {
+	method, errType string
+	status          int
+}
+
+// NewClientObserver returns an [idem.Observer] that records, through
+// opts' providers, the client instruments in the package's table and a
+// span named "idem.operation" around each operation's call, a child of
+// the span in the request's context; the attempts are sent in the span's
+// context, so an instrumented transport's spans (otelhttp's) nest in it.
+// Set it as idem.Options.Observer; one observer may serve several
+// Clients. The client's events carry no key, so neither do its spans,
+// whatever opts.KeyOnSpans says.
+//
+// It returns an error if the meter refuses an instrument. The observer is
+// safe for concurrent use.
+func NewClientObserver(opts Options) (*idem.Observer, error) {
+	m := opts.meter()
+	o := &clientObserver{tracer: opts.tracer()}
+	var err error
+	if o.duration, err = m.Float64Histogram(ClientOperationDuration, metric.WithUnit("s"),
+		metric.WithDescription("Duration of the client's calls of an operation, first attempt to final answer or giving up, by how they ended (idem.outcome)."),
+		metric.WithExplicitBucketBoundaries(operationBuckets...)); err != nil {
+		return nil, err
+	}
+	if o.attempts, err = m.Int64Counter(ClientAttempts, metric.WithUnit("{attempt}"),
+		metric.WithDescription("Attempts sent, by response status (http.response.status_code) or transport error (error.type).")); err != nil {
+		return nil, err
+	}
+	if o.retries, err = m.Int64Counter(ClientRetries, metric.WithUnit("{retry}"),
+		metric.WithDescription("Retries scheduled, by the status (http.response.status_code) or transport error (error.type) retried.")); err != nil {
+		return nil, err
+	}
+	if o.delay, err = m.Float64Histogram(ClientRetryDelay, metric.WithUnit("s"),
+		metric.WithDescription("The wait before each retry."),
+		metric.WithExplicitBucketBoundaries(operationBuckets...)); err != nil {
+		return nil, err
+	}
+	if o.budget, err = m.Int64Counter(ClientBudgetExhausted, metric.WithUnit("{retry}"),
+		metric.WithDescription("Retries the client's retry budget refused.")); err != nil {
+		return nil, err
+	}
+	return &idem.Observer{
+		OperationStart:  o.start,
+		OperationEnd:    o.end,
+		Attempt:         o.attempt,
+		Retry:           o.retry,
+		BudgetExhausted: o.budgetExhausted,
+	}, nil
+}
+
+func (o *clientObserver) start(ctx context.Context, s idem.OperationStartInfo) context.Context {
+	if o.tracer == nil {
+		return ctx
+	}
+	ctx, span := o.tracer.Start(ctx, ClientOperationSpan, spanStart...)
+	if span.IsRecording() {
+		span.SetAttributes(semconv.HTTPRequestMethodKey.String(method(s.Method)), ResumedKey.Bool(s.Resumed))
+	}
+	return ctx
+}
+
+func (o *clientObserver) end(ctx context.Context, e idem.OperationEndInfo) {
+	k := endAttrs{outcome: string(e.Outcome), method: method(e.Method), resumed: e.Resumed}
+	o.duration.Record(ctx, e.Duration.Seconds(), o.endOpts.get(k, endSet, recordOption)...)
+	if o.tracer == nil {
+		return
+	}
+	span := trace.SpanFromContext(ctx)
+	if span.IsRecording() {
+		span.SetAttributes(OutcomeKey.String(string(e.Outcome)), AttemptsKey.Int(e.Attempts))
+		if e.StatusCode != 0 {
+			span.SetAttributes(semconv.HTTPResponseStatusCodeKey.Int(e.StatusCode))
+		}
+		if e.Replayed {
+			span.SetAttributes(ReplayedKey.Bool(true))
+		}
+		if clientFailed(e.Outcome) {
+			span.SetAttributes(semconv.ErrorTypeKey.String(string(e.Outcome)))
+			span.SetStatus(codes.Error, string(e.Outcome))
+		}
+	}
+	span.End()
+}
+
+// clientFailed reports whether a call that ended with out failed: it
+// ended without the server's final answer. A final 4xx is the server's
+// answer, marked by the HTTP spans, if at all.
+func clientFailed(out idem.Outcome) bool {
+	return out != idem.OutcomeCompleted && out != idem.OutcomeFailed
+}
+
+func endSet(k endAttrs) attribute.Set {
+	return attribute.NewSet(OutcomeKey.String(k.outcome), semconv.HTTPRequestMethodKey.String(k.method),
+		ResumedKey.Bool(k.resumed))
+}
+
+func (o *clientObserver) attempt(ctx context.Context, a idem.AttemptInfo) {
+	k := attemptAttrs{method: method(a.Method), status: a.StatusCode, errType: a.ErrorType}
+	o.attempts.Add(ctx, 1, o.attemptOpts.get(k, attemptSet, addOption)...)
+}
+
+func (o *clientObserver) retry(ctx context.Context, r idem.RetryInfo) {
+	k := attemptAttrs{method: method(r.Method), status: r.StatusCode, errType: r.ErrorType}
+	o.retries.Add(ctx, 1, o.attemptOpts.get(k, attemptSet, addOption)...)
+	o.delay.Record(ctx, r.Delay.Seconds(), o.methodRec.get(method(r.Method), methodSet, recordOption)...)
+}
+
+func attemptSet(k attemptAttrs) attribute.Set {
+	attrs := []attribute.KeyValue{semconv.HTTPRequestMethodKey.String(k.method)}
+	if k.status != 0 {
+		attrs = append(attrs, semconv.HTTPResponseStatusCodeKey.Int(k.status))
+	}
+	return attribute.NewSet(errorAttrs(attrs, k.errType)...)
+}
+
+func methodSet(m string) attribute.Set {
+	return attribute.NewSet(semconv.HTTPRequestMethodKey.String(m))
+}
+
+func (o *clientObserver) budgetExhausted(ctx context.Context, b idem.BudgetInfo) {
+	o.budget.Add(ctx, 1, o.methodAdd.get(method(b.Method), methodSet, addOption)...)
+}
+
+// journalObserver turns journal events into measurements.
+type journalObserver struct {
+	duration metric.Float64Histogram
+	batch    metric.Int64Histogram
+	pending  metric.Int64Gauge
+	failed   []metric.RecordOption
+}
+
+// NewJournalObserver returns an [idem.JournalObserver] that records,
+// through opts' providers, the journal instruments in the package's
+// table: each commit's duration and batch size, and the pending
+// operations after it. Set it as idem.JournalOptions.Observer. It makes
+// no spans: a commit serves many operations.
+//
+// It returns an error if the meter refuses an instrument. The observer is
+// safe for concurrent use.
+func NewJournalObserver(opts Options) (*idem.JournalObserver, error) {
+	m := opts.meter()
+	o := &journalObserver{
+		failed: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(semconv.ErrorTypeKey.String("_OTHER")))},
+	}
+	var err error
+	if o.duration, err = m.Float64Histogram(JournalCommitDuration, metric.WithUnit("s"),
+		metric.WithDescription("Duration of the journal's commits, fsync included; error.type is set on those that failed."),
+		metric.WithExplicitBucketBoundaries(storeBuckets...)); err != nil {
+		return nil, err
+	}
+	if o.batch, err = m.Int64Histogram(JournalCommitBatchSize, metric.WithUnit("{write}"),
+		metric.WithDescription("Writes that shared one journal commit."),
+		metric.WithExplicitBucketBoundaries(batchBuckets...)); err != nil {
+		return nil, err
+	}
+	if o.pending, err = m.Int64Gauge(ClientOperationsPending, metric.WithUnit("{operation}"),
+		metric.WithDescription("Operations the journal holds pending (journaled, no final answer yet), as of its last commit.")); err != nil {
+		return nil, err
+	}
+	return &idem.JournalObserver{Commit: o.commit}, nil
+}
+
+func (o *journalObserver) commit(c idem.CommitInfo) {
+	ctx := context.Background()
+	if c.Failed {
+		o.duration.Record(ctx, c.Duration.Seconds(), o.failed...)
+	} else {
+		o.duration.Record(ctx, c.Duration.Seconds())
+	}
+	o.batch.Record(ctx, int64(c.Writes))
+	o.pending.Record(ctx, int64(c.Pending))
+}
