@@ -127,6 +127,11 @@ type AttemptInfo struct {
 	Method string
 	// N counts the call's attempts so far, resends by net/http included.
 	N int
+	// Sent is how many times this attempt's request was written: 1, or
+	// more when net/http sent it again on its own over a fresh connection
+	// (a reused keep-alive connection turned out dead). N grew by Sent;
+	// an attempts counter adds Sent.
+	Sent int
 	// StatusCode is the response's status, 0 if there was none.
 	StatusCode int
 	// ErrorType is empty if a response came. Otherwise it names the class

@@ -87,9 +87,9 @@ func TestObserverHearsACall(t *testing.T) {
 	assert.Equal(t, OperationEndInfo{Method: http.MethodPost, Outcome: OutcomeCompleted, StatusCode: 201, Attempts: 3}, end)
 	assert.Equal(t, []bool{true}, rec.marked, "OperationEnd gets the context OperationStart returned")
 	assert.Equal(t, []AttemptInfo{
-		{Method: http.MethodPost, N: 1, StatusCode: 503},
-		{Method: http.MethodPost, N: 2, StatusCode: 503},
-		{Method: http.MethodPost, N: 3, StatusCode: 201},
+		{Method: http.MethodPost, N: 1, Sent: 1, StatusCode: 503},
+		{Method: http.MethodPost, N: 2, Sent: 1, StatusCode: 503},
+		{Method: http.MethodPost, N: 3, Sent: 1, StatusCode: 201},
 	}, rec.attempts)
 	require.Len(t, rec.retries, 2)
 	for i, r := range rec.retries {

@@ -160,7 +160,7 @@ func endSet(k endAttrs) attribute.Set {
 
 func (o *clientObserver) attempt(ctx context.Context, a idem.AttemptInfo) {
 	k := attemptAttrs{method: method(a.Method), status: a.StatusCode, errType: a.ErrorType}
-	o.attempts.Add(ctx, 1, o.attemptOpts.get(k, attemptSet, addOption)...)
+	o.attempts.Add(ctx, int64(max(1, a.Sent)), o.attemptOpts.get(k, attemptSet, addOption)...)
 }
 
 func (o *clientObserver) retry(ctx context.Context, r idem.RetryInfo) {
