@@ -17,6 +17,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"go.opentelemetry.io/otel/attribute"
 
 	"github.com/idemhq/idem"
 	"github.com/idemhq/idem/internal/faultproxy"
@@ -101,10 +102,12 @@ func TestEndToEndCounts(t *testing.T) {
 	})
 	require.NoError(t, err)
 	defer proxy.Close()
-	j, err := idem.OpenJournal(filepath.Join(t.TempDir(), "client.journal"), idem.JournalOptions{})
+	cobs, jobs := tel.clientObservers(t)
+	j, err := idem.OpenJournal(filepath.Join(t.TempDir(), "client.journal"), idem.JournalOptions{Observer: jobs})
 	require.NoError(t, err)
 	defer j.Close()
-	c, err := idem.New(idem.Options{Journal: j, MaxAttempts: 30, BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond, MaxRetryAfter: 50 * time.Millisecond})
+	var tries atomic.Int64 // attempts idem made, each net/http resend within its attempt
+	c, err := idem.New(idem.Options{Journal: j, Observer: cobs, OnAttempt: func(idem.Attempt) { tries.Add(1) }, MaxAttempts: 30, BaseDelay: time.Millisecond, MaxDelay: 20 * time.Millisecond, MaxRetryAfter: 50 * time.Millisecond})
 	require.NoError(t, err)
 
 	const ops = 120
@@ -139,6 +142,7 @@ func TestEndToEndCounts(t *testing.T) {
 	require.Equal(t, int64(ops), charged, "every operation charged once")
 	require.Equal(t, int64(ops), refs)
 
+	require.NoError(t, j.Close()) // the last answers are committed
 	st := proxy.Stats()
 	got := tel.collect(t)
 	results := map[string]int64{}
@@ -170,13 +174,38 @@ func TestEndToEndCounts(t *testing.T) {
 	assert.Equal(t, points{"": 0}, got[otelidem.ServerClaimsActive], "no claim left running")
 	assert.NotContains(t, got, otelidem.ServerTakeovers, "transactional claims have no lease to take over")
 
-	// The client half: with the client's observer recording to tel too,
-	// add here
-	//   - idem.client.retries summed over idem.retry.reason equals
-	//     attempts.Load() minus ops;
-	//   - idem.client.attempts' sum equals attempts.Load();
-	//   - idem.client.operation.duration's count with idem.outcome=replayed
-	//     equals replays.Load() and the server's replays delivered
-	//     (st.Replayed);
-	//   - idem.client.operations.pending is back to 0.
+	// The client half, its observers recording to tel too: every
+	// operation completed; its attempts are the ones the proxy received
+	// (net/http's resends of a request on a dead keep-alive connection
+	// included), each attempt idem made but an operation's first a retry; the replays it was
+	// answered with are the ones the proxy delivered; nothing is left
+	// pending.
+	var sent, retried int64
+	for attrs, n := range got[otelidem.ClientAttempts] {
+		assert.Contains(t, strings.Split(attrs, ","), "http.request.method=POST")
+		sent += n
+	}
+	for _, n := range got[otelidem.ClientRetries] {
+		retried += n
+	}
+	assert.Equal(t, attempts.Load(), sent, "the client counted the attempts its calls report")
+	assert.Equal(t, st.Requests, sent, "and the proxy received them")
+	assert.Equal(t, tries.Load()-ops, retried, "each attempt idem made but an operation's first is a retry")
+	assert.LessOrEqual(t, retried, sent-ops, "net/http's own resends are attempts, not retries")
+	assert.Equal(t, points{"http.request.method=POST,idem.outcome=completed,idem.resumed=false": ops},
+		got[otelidem.ClientOperationDuration])
+	assert.NotContains(t, got, otelidem.ClientBudgetExhausted)
+	assert.Equal(t, points{"": 0}, got[otelidem.ClientOperationsPending], "nothing left pending")
+	var replayedSpans int64
+	for _, s := range tel.spans.Ended() {
+		if s.Name() != otelidem.ClientOperationSpan {
+			continue
+		}
+		attrs := attribute.NewSet(s.Attributes()...)
+		if v, ok := attrs.Value(otelidem.ReplayedKey); ok && v.AsBool() {
+			replayedSpans++
+		}
+	}
+	assert.Equal(t, replays.Load(), replayedSpans, "the operations answered with a replay")
+	assert.Equal(t, st.Replayed, replayedSpans, "are the replays the proxy delivered")
 }
