@@ -86,9 +86,9 @@ type call struct {
 
 	trace    httptrace.ClientTrace
 	wrote    atomic.Int32 // requests written during the current attempt
+	writes   int32        // by the last attempt: 1, more if net/http resent it (beside wrote: no padding)
 	keyHdr   [1]string
 	attempts int
-	writes   int // of the last attempt: 1, more if net/http resent it
 	retries  int
 	lastCost int  // budget tokens the last retry took
 	unsent   bool // the last retry was allowed and paid for, and not sent yet
@@ -424,8 +424,8 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 	c := cl.c
 	// net/http resends a request carrying Idempotency-Key on its own when
 	// a reused keep-alive connection turns out dead; count every write.
-	cl.writes = max(1, int(cl.wrote.Swap(0)))
-	cl.attempts += cl.writes
+	cl.writes = max(1, cl.wrote.Swap(0))
+	cl.attempts += int(cl.writes)
 	cl.status, cl.respHdr, cl.body, cl.replayed, cl.hint = 0, nil, nil, false, nil
 	if err == nil {
 		cl.status, cl.respHdr = resp.StatusCode, resp.Header
@@ -543,7 +543,7 @@ func (cl *call) settleBudget() {
 // ended; retry says whether it is retried.
 func (cl *call) report(ctx context.Context, retry bool) {
 	if o := cl.c.opts.Observer; o != nil && o.Attempt != nil {
-		info := AttemptInfo{Method: cl.op.Method, N: cl.attempts, Sent: cl.writes, StatusCode: cl.status, ErrorType: errorType(cl.err), Replayed: cl.replayed}
+		info := AttemptInfo{Method: cl.op.Method, N: cl.attempts, Sent: int(cl.writes), StatusCode: cl.status, ErrorType: errorType(cl.err), Replayed: cl.replayed}
 		observe(func() { o.Attempt(ctx, info) })
 	}
 	if f := cl.c.opts.OnAttempt; f != nil {
