@@ -230,9 +230,9 @@ func (c *Client) do(ctx context.Context, cl *call, op *Operation, header http.He
 		return c.run(ctx, cl, op, header)
 	}
 	resumed := cl.origin == fromResume
-	ctx, began := obs.start(ctx, op.Method, resumed)
+	ctx, began := obs.start(ctx, op, resumed)
 	resp, err := c.run(ctx, cl, op, header)
-	obs.end(ctx, op.Method, resumed, began, resp, err)
+	obs.end(ctx, op, resumed, began, resp, err)
 	return resp, err
 }
 

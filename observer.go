@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/url"
 	"reflect"
 	"time"
 )
@@ -96,6 +97,10 @@ const (
 type OperationStartInfo struct {
 	// Method is the request's method.
 	Method string
+	// ServerAddress is the host name of the request's URL, without port,
+	// user or path (OpenTelemetry's server.address): a host, not a URL,
+	// so it carries none of the URL's credentials, path or query.
+	ServerAddress string
 	// Resumed reports that Resume makes the call.
 	Resumed bool
 }
@@ -105,6 +110,9 @@ type OperationStartInfo struct {
 type OperationEndInfo struct {
 	// Method is the request's method.
 	Method string
+	// ServerAddress is the host name of the request's URL, as
+	// OperationStartInfo.ServerAddress.
+	ServerAddress string
 	// Resumed reports that Resume made the call.
 	Resumed bool
 	// Outcome is how the call ended.
@@ -112,10 +120,16 @@ type OperationEndInfo struct {
 	// StatusCode is the final answer's status, or the last response's if
 	// the call ended without a final answer; 0 if there was none.
 	StatusCode int
-	// Replayed reports that the final answer was the server's replay.
+	// Replayed reports that the final answer was the server's replay (for
+	// an answer from the journal: that the answer the journal recorded
+	// was).
 	Replayed bool
+	// FromJournal reports that the final answer was read from the
+	// journal, with no attempt: a Response with FromJournal set, or the
+	// server's refusal of a reused key that the journal recorded.
+	FromJournal bool
 	// Attempts counts the attempts the call made (0 for an answer from
-	// the journal), resends by net/http included.
+	// the journal), resends by net/http included (see AttemptInfo.Sent).
 	Attempts int
 	// Duration is how long the call took, from OperationStart.
 	Duration time.Duration
@@ -159,6 +173,10 @@ type RetryInfo struct {
 	ErrorType string
 	// Delay is the wait before the retry.
 	Delay time.Duration
+	// RetryAfter reports that the server chose Delay: it is that
+	// attempt's Retry-After (clamped to Options.MaxRetryAfter), not the
+	// client's backoff.
+	RetryAfter bool
 }
 
 // BudgetInfo describes a retry the budget refused, for
@@ -205,15 +223,17 @@ func observe(fn func()) {
 	fn()
 }
 
-// start reports a call that begins and returns the context its attempts
-// are sent with, and the time it began (zero if no one observes its end).
-func (o *Observer) start(ctx context.Context, method string, resumed bool) (context.Context, time.Time) {
+// start reports a call of op that begins and returns the context its
+// attempts are sent with, and the time it began (zero if no one observes
+// its end).
+func (o *Observer) start(ctx context.Context, op *Operation, resumed bool) (context.Context, time.Time) {
 	if o == nil {
 		return ctx, time.Time{}
 	}
 	if o.OperationStart != nil {
+		info := OperationStartInfo{Method: op.Method, ServerAddress: op.host(), Resumed: resumed}
 		observe(func() {
-			if c := o.OperationStart(ctx, OperationStartInfo{Method: method, Resumed: resumed}); c != nil {
+			if c := o.OperationStart(ctx, info); c != nil {
 				ctx = c
 			}
 		})
@@ -224,26 +244,45 @@ func (o *Observer) start(ctx context.Context, method string, resumed bool) (cont
 	return ctx, time.Now()
 }
 
-// end reports a call that began at began (from start) and returns resp
-// and err.
-func (o *Observer) end(ctx context.Context, method string, resumed bool, began time.Time, resp *Response, err error) {
+// end reports a call of op that began at began (from start) and returns
+// resp and err.
+func (o *Observer) end(ctx context.Context, op *Operation, resumed bool, began time.Time, resp *Response, err error) {
 	if o == nil || o.OperationEnd == nil {
 		return
 	}
-	info := OperationEndInfo{Method: method, Resumed: resumed, Duration: time.Since(began)}
+	info := OperationEndInfo{Method: op.Method, ServerAddress: op.host(), Resumed: resumed, Duration: time.Since(began)}
 	var e *Error
 	switch {
 	case resp != nil:
-		info.Outcome, info.StatusCode, info.Replayed, info.Attempts = OutcomeCompleted, resp.StatusCode, resp.Replayed, resp.Attempts
+		info.Outcome, info.StatusCode, info.Attempts = OutcomeCompleted, resp.StatusCode, resp.Attempts
+		info.Replayed, info.FromJournal = resp.Replayed, resp.FromJournal
 		if resp.StatusCode >= http.StatusBadRequest {
 			info.Outcome = OutcomeFailed
 		}
 	case errors.As(err, &e):
 		info.Outcome, info.StatusCode, info.Attempts = outcomeOf(err), e.StatusCode, e.Attempts
+		// A refusal of a reused key with no attempt made is the journal's
+		// record of the server's (a request that differs from the
+		// journaled one is refused with no status).
+		info.FromJournal = info.Outcome == OutcomeKeyReused && e.StatusCode != 0 && e.Attempts == 0
 	default:
 		info.Outcome = outcomeOf(err)
 	}
 	observe(func() { o.OperationEnd(ctx, info) })
+}
+
+// host returns the host name of op's URL, without port, for
+// ServerAddress: the live request's, or for a resumed operation the
+// journaled URL's; "" if it has none.
+func (op *Operation) host() string {
+	if op.u != nil {
+		return op.u.Hostname()
+	}
+	u, err := url.Parse(op.URL)
+	if err != nil {
+		return ""
+	}
+	return u.Hostname()
 }
 
 // outcomeOf classifies the error a call ended with.

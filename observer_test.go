@@ -79,12 +79,13 @@ func TestObserverHearsACall(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, 201, resp.StatusCode)
 
-	assert.Equal(t, []OperationStartInfo{{Method: http.MethodPost}}, rec.starts)
+	assert.Equal(t, []OperationStartInfo{{Method: http.MethodPost, ServerAddress: "127.0.0.1"}}, rec.starts,
+		"the host, without the port")
 	require.Len(t, rec.ends, 1)
 	end := rec.ends[0]
 	assert.Positive(t, end.Duration)
 	end.Duration = 0
-	assert.Equal(t, OperationEndInfo{Method: http.MethodPost, Outcome: OutcomeCompleted, StatusCode: 201, Attempts: 3}, end)
+	assert.Equal(t, OperationEndInfo{Method: http.MethodPost, ServerAddress: "127.0.0.1", Outcome: OutcomeCompleted, StatusCode: 201, Attempts: 3}, end)
 	assert.Equal(t, []bool{true}, rec.marked, "OperationEnd gets the context OperationStart returned")
 	assert.Equal(t, []AttemptInfo{
 		{Method: http.MethodPost, N: 1, Sent: 1, StatusCode: 503},
@@ -97,8 +98,37 @@ func TestObserverHearsACall(t *testing.T) {
 		assert.Equal(t, 503, r.StatusCode)
 		assert.Empty(t, r.ErrorType)
 		assert.Positive(t, r.Delay)
+		assert.False(t, r.RetryAfter, "the backoff chose the wait")
 	}
 	assert.Empty(t, rec.budget)
+}
+
+// TestObserverHearsRetryAfter: a retry that waits the server's
+// Retry-After says so; one that waits the backoff (the header unreadable)
+// does not.
+func TestObserverHearsRetryAfter(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(n int, w http.ResponseWriter, _ *http.Request) {
+		switch n {
+		case 0:
+			w.Header().Set("Retry-After", "0")
+			w.WriteHeader(http.StatusServiceUnavailable)
+		case 1:
+			w.Header().Set("Retry-After", "soon")
+			w.WriteHeader(http.StatusTooManyRequests)
+		default:
+			w.WriteHeader(http.StatusCreated)
+		}
+	})
+	var rec recorder
+	c := newClient(t, quickOptions(Options{Observer: rec.observer()}))
+	_, err := c.Do(post(t, s.srv.URL, `{}`))
+	require.NoError(t, err)
+	require.Len(t, rec.retries, 2)
+	assert.Equal(t, RetryInfo{Method: http.MethodPost, Attempt: 1, StatusCode: 503, Delay: 0, RetryAfter: true}, rec.retries[0])
+	assert.Equal(t, 429, rec.retries[1].StatusCode)
+	assert.Positive(t, rec.retries[1].Delay)
+	assert.False(t, rec.retries[1].RetryAfter, "an unreadable Retry-After leaves the wait to the backoff")
 }
 
 // TestObserverHearsTheBudgetRefuse: a retry the budget refuses is
@@ -175,9 +205,82 @@ func TestJournalObserverHearsCommits(t *testing.T) {
 	last := rec.commits[len(rec.commits)-1]
 	assert.Equal(t, 0, last.Pending, "the answer left nothing pending")
 	require.Len(t, rec.ends, 2)
+	assert.False(t, rec.ends[0].FromJournal)
 	assert.Equal(t, OutcomeCompleted, rec.ends[1].Outcome)
 	assert.Equal(t, 0, rec.ends[1].Attempts, "answered from the journal")
+	assert.True(t, rec.ends[1].FromJournal)
 	assert.Len(t, s.seen(), 1)
+}
+
+// TestObserverHearsJournalAnswers: a repeat answered from the journal is
+// from_journal, and keeps the replay mark the journal recorded, a key
+// refusal the journal recorded included; a resumed call names its host
+// from the journaled URL.
+func TestObserverHearsJournalAnswers(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, func(n int, w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Idempotency-Key") == "reused" {
+			w.WriteHeader(http.StatusUnprocessableEntity)
+			return
+		}
+		w.Header().Set("Idempotent-Replayed", "true")
+		w.WriteHeader(http.StatusCreated)
+	})
+	var rec recorder
+	j, err := OpenJournal(t.TempDir()+"/j", JournalOptions{})
+	require.NoError(t, err)
+	defer j.Close()
+	c := newClient(t, quickOptions(Options{Journal: j, Observer: rec.observer(),
+		IsKeyReused: func(r *Response) bool { return r.StatusCode == http.StatusUnprocessableEntity }}))
+	for _, k := range []string{"k1", "k1", "reused", "reused"} {
+		req := post(t, s.srv.URL+"/charges?x=1", `{}`)
+		req.Header.Set("Idempotency-Key", k)
+		c.Do(req)
+	}
+	rec.mu.Lock()
+	ends := rec.ends
+	rec.mu.Unlock()
+	require.Len(t, ends, 4)
+	type end struct {
+		Outcome               Outcome
+		Replayed, FromJournal bool
+		Attempts, Status      int
+		Host                  string
+	}
+	var got []end
+	for _, e := range ends {
+		got = append(got, end{e.Outcome, e.Replayed, e.FromJournal, e.Attempts, e.StatusCode, e.ServerAddress})
+	}
+	assert.Equal(t, []end{
+		{OutcomeCompleted, true, false, 1, 201, "127.0.0.1"},
+		{OutcomeCompleted, true, true, 0, 201, "127.0.0.1"},
+		{OutcomeKeyReused, false, false, 1, 422, "127.0.0.1"},
+		{OutcomeKeyReused, false, true, 0, 422, "127.0.0.1"},
+	}, got)
+	assert.Len(t, s.seen(), 2)
+}
+
+// TestObserverHearsAResumedHost: a resumed call names the host of the
+// journaled URL, which the live request no longer gives.
+func TestObserverHearsAResumedHost(t *testing.T) {
+	t.Parallel()
+	s := newScripted(t, statuses(503, 201))
+	var rec recorder
+	j, err := OpenJournal(t.TempDir()+"/j", JournalOptions{})
+	require.NoError(t, err)
+	defer j.Close()
+	c := newClient(t, quickOptions(Options{Journal: j, MaxAttempts: 1, Observer: rec.observer()}))
+	_, err = c.Do(post(t, s.srv.URL+"/charges", `{}`))
+	require.ErrorIs(t, err, ErrRetriesExhausted)
+	_, err = c.Resume(context.Background())
+	require.NoError(t, err)
+	rec.mu.Lock()
+	defer rec.mu.Unlock()
+	require.Len(t, rec.starts, 2)
+	assert.Equal(t, OperationStartInfo{Method: http.MethodPost, ServerAddress: "127.0.0.1", Resumed: true}, rec.starts[1])
+	require.Len(t, rec.ends, 2)
+	assert.Equal(t, "127.0.0.1", rec.ends[1].ServerAddress)
+	assert.Equal(t, OutcomeCompleted, rec.ends[1].Outcome)
 }
 
 // TestObserverPanicsDoNotBreakACall: hooks that all panic, the client's

@@ -484,7 +484,10 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 		cl.wait = wait
 		cl.report(ctx, true)
 		if o := c.opts.Observer; o != nil && o.Retry != nil {
-			info := RetryInfo{Method: cl.op.Method, Attempt: cl.attempts, StatusCode: cl.status, ErrorType: errorType(cl.err), Delay: wait}
+			// next waits the server's Retry-After when it can read one.
+			_, fromServer := ParseRetryAfter(s.retryAfter, s.now)
+			info := RetryInfo{Method: cl.op.Method, Attempt: cl.attempts, StatusCode: cl.status, ErrorType: errorType(cl.err),
+				Delay: wait, RetryAfter: fromServer}
 			observe(func() { o.Retry(ctx, info) })
 		}
 		if l := c.opts.Logger; l != nil {
