@@ -34,9 +34,18 @@ const (
 	// AttemptsKey is the attribute key of the attempts an operation's call
 	// made, on its span.
 	AttemptsKey = attribute.Key("idem.attempts")
-	// ReplayedKey marks an operation's span whose final answer was the
-	// server's replay.
+	// ReplayedKey marks an operation's call whose final answer was the
+	// server's replay, received by that call (not read from the journal).
 	ReplayedKey = attribute.Key("idem.replayed")
+	// FromJournalKey marks an operation's call answered from the journal,
+	// with no attempt.
+	FromJournalKey = attribute.Key("idem.from_journal")
+	// RetryReasonKey is the attribute key of why a retry was made:
+	// ReasonStatus, ReasonTimeout or ReasonTransportError.
+	RetryReasonKey = attribute.Key("idem.retry.reason")
+	// RetryAfterKey marks a retry's wait that the server's Retry-After
+	// chose (true) rather than the backoff (false).
+	RetryAfterKey = attribute.Key("idem.retry_after")
 )
 
 // method returns m as http.request.method has it: one of the methods
@@ -54,8 +63,8 @@ func method(m string) string {
 // metric.RecordOption) for each attribute set, keyed by K, a comparable
 // struct of the attributes' values. Every K it sees comes from a bounded
 // set (results, configured methods, registered routes, store operations,
-// error types), so it grows to that set's size. It is safe for
-// concurrent use.
+// error types, the hosts a client calls), so it grows to that set's size.
+// It is safe for concurrent use.
 type options[K comparable, O any] struct {
 	mu sync.RWMutex
 	m  map[K][]O

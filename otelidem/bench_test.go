@@ -11,8 +11,10 @@ import (
 
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
+	"github.com/idemhq/idem"
 	"github.com/idemhq/idem/otelidem"
 	"github.com/idemhq/idem/server"
 	"github.com/idemhq/idem/server/memstore"
@@ -106,5 +108,50 @@ func BenchmarkMiddleware(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkClient measures one POST by the idem client to a loopback
+// server, with no observer, with the OpenTelemetry client observer
+// recording metrics into the SDK (spans off: a no-op tracer), and with
+// metrics and spans (the SDK's tracer, sampling every span, exporting
+// none), all in one run:
+//
+//	go test -run '^$' -bench BenchmarkClient -benchmem ./otelidem/
+func BenchmarkClient(b *testing.B) {
+	srv := httptest.NewServer(benchHandler)
+	defer srv.Close()
+	newObserver := func(tp trace.TracerProvider) *idem.Observer {
+		obs, err := otelidem.NewClientObserver(otelidem.Options{
+			MeterProvider:  sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())),
+			TracerProvider: tp,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		return obs
+	}
+	for _, o := range []struct {
+		name string
+		obs  *idem.Observer
+	}{{"none", nil}, {"metrics", newObserver(noop.NewTracerProvider())}, {"metrics+spans", newObserver(sdktrace.NewTracerProvider())}} {
+		b.Run(o.name, func(b *testing.B) {
+			c, err := idem.New(idem.Options{Observer: o.obs})
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				req, _ := http.NewRequest(http.MethodPost, srv.URL+"/charges", bytes.NewReader(benchPayload))
+				req.Header.Set("Content-Type", "application/json")
+				resp, err := c.Do(req)
+				if err != nil {
+					b.Fatal(err)
+				}
+				if resp.StatusCode != http.StatusCreated {
+					b.Fatalf("answered %d, not the handler's 201", resp.StatusCode)
+				}
+			}
+		})
 	}
 }

@@ -19,15 +19,29 @@ import (
 // Names of the client's and the journal's instruments, and of the
 // client's span.
 const (
-	ClientOperationDuration = "idem.client.operation.duration"
-	ClientAttempts          = "idem.client.attempts"
-	ClientRetries           = "idem.client.retries"
-	ClientRetryDelay        = "idem.client.retry.delay"
-	ClientBudgetExhausted   = "idem.client.budget.exhausted"
-	ClientOperationsPending = "idem.client.operations.pending"
-	JournalCommitDuration   = "idem.journal.commit.duration"
-	JournalCommitBatchSize  = "idem.journal.commit.batch_size"
-	ClientOperationSpan     = "idem.operation"
+	ClientOperationDuration      = "idem.client.operation.duration"
+	ClientAttempts               = "idem.client.attempts"
+	ClientRetries                = "idem.client.retries"
+	ClientRetryDelay             = "idem.client.retry.delay"
+	ClientBudgetExhausted        = "idem.client.budget.exhausted"
+	ClientOperationsPending      = "idem.client.operations.pending"
+	ClientJournalCommitDuration  = "idem.client.journal.commit.duration"
+	ClientJournalCommitBatchSize = "idem.client.journal.commit.batch_size"
+	ClientOperationSpan          = "idem.operation"
+)
+
+// Reasons of a retry, the values of RetryReasonKey.
+const (
+	// ReasonStatus: the attempt was answered with a status worth
+	// another attempt (a 503, a 409 of a request still running, a status
+	// the server hinted to retry).
+	ReasonStatus = "status"
+	// ReasonTimeout: the attempt's deadline passed without an answer
+	// (idem.AttemptInfo.ErrorType "timeout").
+	ReasonTimeout = "timeout"
+	// ReasonTransportError: any other transport error, net/http's own
+	// resends of a request on a dead keep-alive connection included.
+	ReasonTransportError = "transport_error"
 )
 
 // operationBuckets are the bounds, in seconds, of the operations' and
@@ -38,32 +52,42 @@ var operationBuckets = []float64{
 	1, 2.5, 5, 10, 25, 50, 100, 300,
 }
 
+// attemptBuckets are the bounds of the attempts per operation's
+// histogram: one bucket each up to the default MaxAttempts (5), then
+// sparser.
+var attemptBuckets = []float64{1, 2, 3, 4, 5, 6, 8, 10, 16, 32, 64}
+
 // batchBuckets are the bounds of the commit batch sizes' histogram.
 var batchBuckets = []float64{1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024}
 
 // clientObserver turns client events into measurements and spans.
 type clientObserver struct {
 	duration metric.Float64Histogram
-	attempts metric.Int64Counter
+	attempts metric.Int64Histogram
 	retries  metric.Int64Counter
 	delay    metric.Float64Histogram
 	budget   metric.Int64Counter
 	tracer   trace.Tracer
 
-	endOpts     options[endAttrs, metric.RecordOption]
-	attemptOpts options[attemptAttrs, metric.AddOption]
-	methodAdd   options[string, metric.AddOption]
-	methodRec   options[string, metric.RecordOption]
+	endOpts   options[endAttrs, metric.RecordOption]
+	retryOpts options[retryAttrs, metric.AddOption]
+	delayOpts options[delayAttrs, metric.RecordOption]
+	methodAdd options[string, metric.AddOption]
 }
 
 type endAttrs struct {
-	outcome, method string
-	resumed         bool
+	outcome, method, host          string
+	resumed, replayed, fromJournal bool
 }
 
-type attemptAttrs struct {
-	method, errType string
-	status          int
+type retryAttrs struct {
+	method, reason, errType string
+	status                  int
+}
+
+type delayAttrs struct {
+	method     string
+	retryAfter bool
 }
 
 // NewClientObserver returns an [idem.Observer] that records, through
@@ -82,20 +106,25 @@ func NewClientObserver(opts Options) (*idem.Observer, error) {
 	o := &clientObserver{tracer: opts.tracer()}
 	var err error
 	if o.duration, err = m.Float64Histogram(ClientOperationDuration, metric.WithUnit("s"),
-		metric.WithDescription("Duration of the client's calls of an operation, first attempt to final answer or giving up, by how they ended (idem.outcome)."),
+		metric.WithDescription("Duration of the client's calls of an operation, start to final answer or giving up, by how they ended (idem.outcome), "+
+			"whether the answer was the server's replay (idem.replayed) or read from the journal (idem.from_journal), and the server's host (server.address)."),
 		metric.WithExplicitBucketBoundaries(operationBuckets...)); err != nil {
 		return nil, err
 	}
-	if o.attempts, err = m.Int64Counter(ClientAttempts, metric.WithUnit("{attempt}"),
-		metric.WithDescription("Attempts sent, by response status (http.response.status_code) or transport error (error.type).")); err != nil {
+	if o.attempts, err = m.Int64Histogram(ClientAttempts, metric.WithUnit("{attempt}"),
+		metric.WithDescription("Attempts per call of an operation that made any, each time the request was written counted (net/http's own resends included), "+
+			"with the attributes of idem.client.operation.duration. Its sum less its count is the sum of idem.client.retries."),
+		metric.WithExplicitBucketBoundaries(attemptBuckets...)); err != nil {
 		return nil, err
 	}
 	if o.retries, err = m.Int64Counter(ClientRetries, metric.WithUnit("{retry}"),
-		metric.WithDescription("Retries scheduled, by the status (http.response.status_code) or transport error (error.type) retried.")); err != nil {
+		metric.WithDescription("Retries, by reason (idem.retry.reason: status, timeout, transport_error) and the status (http.response.status_code) or transport error (error.type) retried; "+
+			"a request net/http sent again on its own is a transport_error retry without error.type."),
+	); err != nil {
 		return nil, err
 	}
 	if o.delay, err = m.Float64Histogram(ClientRetryDelay, metric.WithUnit("s"),
-		metric.WithDescription("The wait before each retry."),
+		metric.WithDescription("The wait before each retry, and whether the server's Retry-After chose it (idem.retry_after) rather than the backoff."),
 		metric.WithExplicitBucketBoundaries(operationBuckets...)); err != nil {
 		return nil, err
 	}
@@ -119,13 +148,21 @@ func (o *clientObserver) start(ctx context.Context, s idem.OperationStartInfo) c
 	ctx, span := o.tracer.Start(ctx, ClientOperationSpan, spanStart...)
 	if span.IsRecording() {
 		span.SetAttributes(semconv.HTTPRequestMethodKey.String(method(s.Method)), ResumedKey.Bool(s.Resumed))
+		if s.ServerAddress != "" {
+			span.SetAttributes(semconv.ServerAddress(s.ServerAddress))
+		}
 	}
 	return ctx
 }
 
 func (o *clientObserver) end(ctx context.Context, e idem.OperationEndInfo) {
-	k := endAttrs{outcome: string(e.Outcome), method: method(e.Method), resumed: e.Resumed}
-	o.duration.Record(ctx, e.Duration.Seconds(), o.endOpts.get(k, endSet, recordOption)...)
+	k := endAttrs{outcome: string(e.Outcome), method: method(e.Method), host: e.ServerAddress,
+		resumed: e.Resumed, replayed: e.Replayed && !e.FromJournal, fromJournal: e.FromJournal}
+	opts := o.endOpts.get(k, endSet, recordOption)
+	o.duration.Record(ctx, e.Duration.Seconds(), opts...)
+	if e.Attempts > 0 {
+		o.attempts.Record(ctx, int64(e.Attempts), opts...)
+	}
 	if o.tracer == nil {
 		return
 	}
@@ -135,8 +172,11 @@ func (o *clientObserver) end(ctx context.Context, e idem.OperationEndInfo) {
 		if e.StatusCode != 0 {
 			span.SetAttributes(semconv.HTTPResponseStatusCodeKey.Int(e.StatusCode))
 		}
-		if e.Replayed {
+		if k.replayed {
 			span.SetAttributes(ReplayedKey.Bool(true))
+		}
+		if e.FromJournal {
+			span.SetAttributes(FromJournalKey.Bool(true))
 		}
 		if clientFailed(e.Outcome) {
 			span.SetAttributes(semconv.ErrorTypeKey.String(string(e.Outcome)))
@@ -154,27 +194,54 @@ func clientFailed(out idem.Outcome) bool {
 }
 
 func endSet(k endAttrs) attribute.Set {
-	return attribute.NewSet(OutcomeKey.String(k.outcome), semconv.HTTPRequestMethodKey.String(k.method),
-		ResumedKey.Bool(k.resumed))
+	attrs := []attribute.KeyValue{OutcomeKey.String(k.outcome), semconv.HTTPRequestMethodKey.String(k.method),
+		ResumedKey.Bool(k.resumed), ReplayedKey.Bool(k.replayed), FromJournalKey.Bool(k.fromJournal)}
+	if k.host != "" {
+		attrs = append(attrs, semconv.ServerAddress(k.host))
+	}
+	return attribute.NewSet(attrs...)
 }
 
+// attempt counts net/http's own resends within an attempt as retries:
+// each is an attempt beyond the operation's first, as idem's retries are,
+// so that retries add up to attempts less operations. idem's retries are
+// counted by retry.
 func (o *clientObserver) attempt(ctx context.Context, a idem.AttemptInfo) {
-	k := attemptAttrs{method: method(a.Method), status: a.StatusCode, errType: a.ErrorType}
-	o.attempts.Add(ctx, int64(max(1, a.Sent)), o.attemptOpts.get(k, attemptSet, addOption)...)
+	if a.Sent <= 1 {
+		return
+	}
+	k := retryAttrs{method: method(a.Method), reason: ReasonTransportError}
+	o.retries.Add(ctx, int64(a.Sent-1), o.retryOpts.get(k, retrySet, addOption)...)
 }
 
 func (o *clientObserver) retry(ctx context.Context, r idem.RetryInfo) {
-	k := attemptAttrs{method: method(r.Method), status: r.StatusCode, errType: r.ErrorType}
-	o.retries.Add(ctx, 1, o.attemptOpts.get(k, attemptSet, addOption)...)
-	o.delay.Record(ctx, r.Delay.Seconds(), o.methodRec.get(method(r.Method), methodSet, recordOption)...)
+	k := retryAttrs{method: method(r.Method), reason: retryReason(r), status: r.StatusCode, errType: r.ErrorType}
+	o.retries.Add(ctx, 1, o.retryOpts.get(k, retrySet, addOption)...)
+	d := delayAttrs{method: k.method, retryAfter: r.RetryAfter}
+	o.delay.Record(ctx, r.Delay.Seconds(), o.delayOpts.get(d, delaySet, recordOption)...)
 }
 
-func attemptSet(k attemptAttrs) attribute.Set {
-	attrs := []attribute.KeyValue{semconv.HTTPRequestMethodKey.String(k.method)}
+// retryReason returns the idem.retry.reason of r.
+func retryReason(r idem.RetryInfo) string {
+	switch r.ErrorType {
+	case "":
+		return ReasonStatus
+	case "timeout":
+		return ReasonTimeout
+	}
+	return ReasonTransportError
+}
+
+func retrySet(k retryAttrs) attribute.Set {
+	attrs := []attribute.KeyValue{semconv.HTTPRequestMethodKey.String(k.method), RetryReasonKey.String(k.reason)}
 	if k.status != 0 {
 		attrs = append(attrs, semconv.HTTPResponseStatusCodeKey.Int(k.status))
 	}
 	return attribute.NewSet(errorAttrs(attrs, k.errType)...)
+}
+
+func delaySet(k delayAttrs) attribute.Set {
+	return attribute.NewSet(semconv.HTTPRequestMethodKey.String(k.method), RetryAfterKey.Bool(k.retryAfter))
 }
 
 func methodSet(m string) attribute.Set {
@@ -207,18 +274,19 @@ func NewJournalObserver(opts Options) (*idem.JournalObserver, error) {
 		failed: []metric.RecordOption{metric.WithAttributeSet(attribute.NewSet(semconv.ErrorTypeKey.String("_OTHER")))},
 	}
 	var err error
-	if o.duration, err = m.Float64Histogram(JournalCommitDuration, metric.WithUnit("s"),
+	if o.duration, err = m.Float64Histogram(ClientJournalCommitDuration, metric.WithUnit("s"),
 		metric.WithDescription("Duration of the journal's commits, fsync included; error.type is set on those that failed."),
 		metric.WithExplicitBucketBoundaries(storeBuckets...)); err != nil {
 		return nil, err
 	}
-	if o.batch, err = m.Int64Histogram(JournalCommitBatchSize, metric.WithUnit("{write}"),
+	if o.batch, err = m.Int64Histogram(ClientJournalCommitBatchSize, metric.WithUnit("{write}"),
 		metric.WithDescription("Writes that shared one journal commit."),
 		metric.WithExplicitBucketBoundaries(batchBuckets...)); err != nil {
 		return nil, err
 	}
 	if o.pending, err = m.Int64Gauge(ClientOperationsPending, metric.WithUnit("{operation}"),
-		metric.WithDescription("Operations the journal holds pending (journaled, no final answer yet), as of its last commit.")); err != nil {
+		metric.WithDescription("Operations the journal holds pending (journaled, no final answer yet), as of its last commit: a gauge read from the journal, "+
+			"so it is right after a restart, where a sum kept from zero would not count what the journal already held.")); err != nil {
 		return nil, err
 	}
 	return &idem.JournalObserver{Commit: o.commit}, nil

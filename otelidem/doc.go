@@ -43,24 +43,60 @@
 // The client observer ([NewClientObserver]) and the journal observer
 // ([NewJournalObserver]) record, for the client half:
 //
-//	instrument                      kind       unit         attributes
-//	idem.client.operation.duration  histogram  s            idem.outcome, idem.resumed, http.request.method
-//	idem.client.attempts            counter    {attempt}    http.request.method, http.response.status_code or error.type
-//	idem.client.retries             counter    {retry}      http.request.method, http.response.status_code or error.type
-//	idem.client.retry.delay         histogram  s            http.request.method
-//	idem.client.budget.exhausted    counter    {retry}      http.request.method
-//	idem.journal.commit.duration    histogram  s            error.type (on failed commits)
-//	idem.journal.commit.batch_size  histogram  {write}
-//	idem.client.operations.pending  gauge      {operation}
+//	instrument                             kind       unit         attributes
+//	idem.client.operation.duration         histogram  s            idem.outcome, idem.replayed, idem.from_journal, idem.resumed, http.request.method, server.address
+//	idem.client.attempts                   histogram  {attempt}    as idem.client.operation.duration
+//	idem.client.retries                    counter    {retry}      idem.retry.reason, http.request.method, http.response.status_code or error.type
+//	idem.client.retry.delay                histogram  s            idem.retry_after, http.request.method
+//	idem.client.budget.exhausted           counter    {retry}      http.request.method
+//	idem.client.journal.commit.duration    histogram  s            error.type (on failed commits)
+//	idem.client.journal.commit.batch_size  histogram  {write}
+//	idem.client.operations.pending         gauge      {operation}
 //
 // idem.outcome is how a call of an operation ended: completed, failed
 // (a final answer of 400 or more), key_reused, retries_exhausted,
 // budget_exhausted, expired, abandoned, canceled, timeout or error (see
-// idem.Outcome). An attempt or retry carries the status it got, or, if
-// none came, error.type: timeout, canceled, the Go type of the transport
-// error ("*net.OpError"), or _OTHER. A retry is counted under the
-// attempt it repeats. idem.client.operations.pending is the journal's
-// count of pending operations as of its last commit.
+// idem.Outcome). Where the answer came from is apart from how the call
+// ended, in two booleans: idem.replayed, the server answered this call
+// with its replay of an earlier attempt's answer, and idem.from_journal,
+// the journal answered it with no attempt (a repeat of a finished
+// operation; its recorded answer's replay mark is not counted again as
+// idem.replayed). So the server's replays a client received are the
+// operations with idem.replayed=true, and its answers from the journal
+// those with idem.from_journal=true, whatever their outcome (completed,
+// failed or key_reused). server.address is the host name of the
+// request's URL, without port or path (the client's events carry a host,
+// never a URL).
+//
+// idem.client.attempts records, when a call of an operation ends, how
+// many attempts it made, each time the request was written counted:
+// net/http's own resends of a request on a reused keep-alive connection
+// that turned out dead included, so its sum is what the server (or a
+// proxy) received. A call that made none (an answer from the journal, a
+// call refused before its first attempt) records nothing there: it is
+// counted in idem.client.operation.duration alone.
+//
+// idem.client.retries counts every attempt of a call but its first, by
+// idem.retry.reason: status (a status worth another attempt was
+// answered; http.response.status_code says which), timeout (the
+// attempt's deadline passed; error.type timeout) or transport_error (any
+// other transport error; error.type names its Go type, as
+// "*net.OpError", or _OTHER). A resend by net/http is a transport_error
+// retry without error.type: net/http does not say what failed, and it
+// made no wait. So, in all or for one http.request.method, the sum of
+// idem.client.retries is the sum of idem.client.attempts less its count:
+// retries add up to attempts less operations. The one exception is a retry scheduled and
+// never sent, because the call ended in its wait (its context ended, the
+// operation was abandoned, PrepareRequest failed): it is counted, as its
+// wait is, when it is scheduled. idem.client.retry.delay records each
+// scheduled retry's wait, with idem.retry_after true when the server's
+// Retry-After chose it (clamped to idem.Options.MaxRetryAfter) and false
+// when the backoff did.
+//
+// idem.client.operations.pending is the journal's count of pending
+// operations as of its last commit: a gauge, not the up-down counter one
+// might expect, because a process that restarts finds operations already
+// pending in its journal, which a sum kept from zero would miss.
 //
 // # Spans
 //
@@ -79,9 +115,10 @@
 // (internal kind), from its start to its end, as a child of the span in
 // the request's context; its attempts are sent in the span's context, so
 // an instrumented transport's spans nest in it. It carries
-// http.request.method and idem.resumed and, at its end, idem.outcome,
-// idem.attempts, http.response.status_code (the last status, if any) and
-// idem.replayed (when the answer was a replay). A call that ended
+// http.request.method, server.address and idem.resumed and, at its end, idem.outcome,
+// idem.attempts, http.response.status_code (the last status, if any),
+// idem.replayed (when the server replayed the answer) and
+// idem.from_journal (when the journal gave it). A call that ended
 // without the server's final answer (any outcome but completed and
 // failed) sets error.type to the outcome and the span's status to Error.
 // The client's events carry no key, so its spans never do.
@@ -89,8 +126,10 @@
 // # Cost
 //
 // Measurements with a set of attributes seen before allocate nothing in
-// the observer; the SDK and the span cost what they cost. BenchmarkMiddleware
-// in this package measures a request with and without the observer:
+// the observer; the SDK and the span cost what they cost.
+// BenchmarkMiddleware in this package measures a request with and
+// without the server observer, and BenchmarkClient a client's POST with
+// and without the client observer:
 //
-//	go test -run '^$' -bench BenchmarkMiddleware -benchmem ./otelidem/
+//	go test -run '^$' -bench 'BenchmarkMiddleware|BenchmarkClient' -benchmem ./otelidem/
 package otelidem

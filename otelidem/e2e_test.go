@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -175,25 +176,40 @@ func TestEndToEndCounts(t *testing.T) {
 	assert.NotContains(t, got, otelidem.ServerTakeovers, "transactional claims have no lease to take over")
 
 	// The client half, its observers recording to tel too: every
-	// operation completed; its attempts are the ones the proxy received
-	// (net/http's resends of a request on a dead keep-alive connection
-	// included), each attempt idem made but an operation's first a retry; the replays it was
-	// answered with are the ones the proxy delivered; nothing is left
-	// pending.
-	var sent, retried int64
-	for attrs, n := range got[otelidem.ClientAttempts] {
-		assert.Contains(t, strings.Split(attrs, ","), "http.request.method=POST")
-		sent += n
+	// operation completed and made attempts; the attempts are the ones
+	// the proxy received (net/http's resends of a request on a dead
+	// keep-alive connection included), and the retries by reason add up
+	// to them less the operations, exactly: each attempt but an
+	// operation's first is a retry, idem's own (tries) or net/http's
+	// resend (a transport_error without error.type). The replays the
+	// client was answered with are the ones the proxy delivered; none
+	// came from the journal; nothing is left pending.
+	sent, made := sum(got[otelidem.ClientAttempts]), sum(tel.counts(t, otelidem.ClientAttempts))
+	retries := got[otelidem.ClientRetries]
+	reasons := map[string]int64{}
+	var resends int64
+	for attrs, n := range retries {
+		set := strings.Split(attrs, ",")
+		assert.Contains(t, set, "http.request.method=POST")
+		reasons[attrs[strings.LastIndex(attrs, "idem.retry.reason=")+len("idem.retry.reason="):]] += n
+		if slices.Equal(set, []string{"http.request.method=POST", "idem.retry.reason=transport_error"}) {
+			resends += n
+		}
 	}
-	for _, n := range got[otelidem.ClientRetries] {
-		retried += n
-	}
+	t.Logf("client: %d operations, %d attempts, retries by reason %v (%d of them net/http's resends)", made, sent, reasons, resends)
+	assert.Equal(t, int64(ops), made, "one attempts record per operation")
 	assert.Equal(t, attempts.Load(), sent, "the client counted the attempts its calls report")
 	assert.Equal(t, st.Requests, sent, "and the proxy received them")
-	assert.Equal(t, tries.Load()-ops, retried, "each attempt idem made but an operation's first is a retry")
-	assert.LessOrEqual(t, retried, sent-ops, "net/http's own resends are attempts, not retries")
-	assert.Equal(t, points{"http.request.method=POST,idem.outcome=completed,idem.resumed=false": ops},
-		got[otelidem.ClientOperationDuration])
+	assert.Equal(t, sent-made, sum(retries), "retries by reason add up to attempts less operations")
+	assert.Equal(t, tries.Load()-ops, sum(retries)-resends, "idem's own retries: each attempt it made but an operation's first")
+	for r := range reasons {
+		assert.Contains(t, []string{otelidem.ReasonStatus, otelidem.ReasonTimeout, otelidem.ReasonTransportError}, r)
+	}
+	const end = "http.request.method=POST,idem.from_journal=false,idem.outcome=completed,idem.replayed=%t,idem.resumed=false,server.address=127.0.0.1"
+	durations := got[otelidem.ClientOperationDuration]
+	assert.Equal(t, int64(ops), durations[fmt.Sprintf(end, false)]+durations[fmt.Sprintf(end, true)], "every operation completed: %v", durations)
+	assert.Equal(t, replays.Load(), durations[fmt.Sprintf(end, true)], "the operations answered with a replay")
+	assert.Equal(t, st.Replayed, durations[fmt.Sprintf(end, true)], "are the replays the proxy delivered")
 	assert.NotContains(t, got, otelidem.ClientBudgetExhausted)
 	assert.Equal(t, points{"": 0}, got[otelidem.ClientOperationsPending], "nothing left pending")
 	var replayedSpans int64
@@ -206,6 +222,5 @@ func TestEndToEndCounts(t *testing.T) {
 			replayedSpans++
 		}
 	}
-	assert.Equal(t, replays.Load(), replayedSpans, "the operations answered with a replay")
-	assert.Equal(t, st.Replayed, replayedSpans, "are the replays the proxy delivered")
+	assert.Equal(t, replays.Load(), replayedSpans, "the spans mark the same replays")
 }

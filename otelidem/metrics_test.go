@@ -55,7 +55,8 @@ func (tel *telemetry) clientObservers(t testing.TB) (*idem.Observer, *idem.Journ
 }
 
 // points is one instrument's data: the value of each attribute set (a
-// sum's value, a histogram's count), by the set's encoding
+// sum's or gauge's value, a float64 histogram's count, an int64
+// histogram's sum), by the set's encoding
 // ("a=1,b=2"; "" for no attributes).
 type points map[string]int64
 
@@ -94,6 +95,39 @@ func (tel *telemetry) collect(t testing.TB) map[string]points {
 		}
 	}
 	return out
+}
+
+// counts returns the count of each data point of the histogram name,
+// where collect gives an int64 histogram's sum.
+func (tel *telemetry) counts(t testing.TB, name string) points {
+	t.Helper()
+	var rm metricdata.ResourceMetrics
+	require.NoError(t, tel.reader.Collect(context.Background(), &rm))
+	enc := attribute.DefaultEncoder()
+	for _, sm := range rm.ScopeMetrics {
+		for _, m := range sm.Metrics {
+			if m.Name != name {
+				continue
+			}
+			d, ok := m.Data.(metricdata.Histogram[int64])
+			require.True(t, ok, "%s: %T is no int64 histogram", name, m.Data)
+			p := points{}
+			for _, dp := range d.DataPoints {
+				p[dp.Attributes.Encoded(enc)] = int64(dp.Count)
+			}
+			return p
+		}
+	}
+	return nil
+}
+
+// sum adds up the values of p.
+func sum(p points) int64 {
+	var n int64
+	for _, v := range p {
+		n += v
+	}
+	return n
 }
 
 // with sums the points whose attributes include attr ("key=value"),
