@@ -155,3 +155,43 @@ func BenchmarkClient(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkClientEvents measures the client observer alone, without the
+// network: the events of one operation answered on its first attempt
+// (start, attempt, end), and of one retry, with metrics only and with
+// metrics and spans:
+//
+//	go test -run '^$' -bench BenchmarkClientEvents -benchmem ./otelidem/
+func BenchmarkClientEvents(b *testing.B) {
+	for _, tp := range []struct {
+		name string
+		tp   trace.TracerProvider
+	}{{"metrics", noop.NewTracerProvider()}, {"metrics+spans", sdktrace.NewTracerProvider()}} {
+		obs, err := otelidem.NewClientObserver(otelidem.Options{
+			MeterProvider:  sdkmetric.NewMeterProvider(sdkmetric.WithReader(sdkmetric.NewManualReader())),
+			TracerProvider: tp.tp,
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		start := idem.OperationStartInfo{Method: http.MethodPost, ServerAddress: "api.example.com"}
+		attempt := idem.AttemptInfo{Method: http.MethodPost, N: 1, Sent: 1, StatusCode: http.StatusCreated}
+		end := idem.OperationEndInfo{Method: http.MethodPost, ServerAddress: "api.example.com", Outcome: idem.OutcomeCompleted,
+			StatusCode: http.StatusCreated, Attempts: 1, Duration: time.Millisecond}
+		retry := idem.RetryInfo{Method: http.MethodPost, Attempt: 1, StatusCode: http.StatusServiceUnavailable, Delay: time.Millisecond}
+		b.Run("operation/"+tp.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				ctx := obs.OperationStart(b.Context(), start)
+				obs.Attempt(ctx, attempt)
+				obs.OperationEnd(ctx, end)
+			}
+		})
+		b.Run("retry/"+tp.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				obs.Retry(b.Context(), retry)
+			}
+		})
+	}
+}

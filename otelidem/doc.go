@@ -128,8 +128,9 @@
 // Measurements with a set of attributes seen before allocate nothing in
 // the observer; the SDK and the span cost what they cost.
 // BenchmarkMiddleware in this package measures a request with and
-// without the server observer, and BenchmarkClient a client's POST with
-// and without the client observer:
+// without the server observer, BenchmarkClient a client's POST with and
+// without the client observer, and BenchmarkClientEvents the client
+// observer's events alone:
 //
 //	go test -run '^$' -bench 'BenchmarkMiddleware|BenchmarkClient' -benchmem ./otelidem/
 package otelidem
