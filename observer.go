@@ -21,7 +21,9 @@ import (
 // nothing (no allocation, no clock reading).
 //
 // Events carry what a metric needs and nothing secret: never the key, a
-// URL, a header value, a body, or an error's text. Hooks are called
+// URL (the server's host name alone, ServerAddress, is no URL: it has no
+// credentials, path or query), a header value, a body, or an error's
+// text. Hooks are called
 // synchronously, from the goroutine making the call (Resume's, for a
 // resumed operation), possibly at the same time from several: they must
 // be safe for concurrent use and fast. A hook that panics does not break
