@@ -25,12 +25,17 @@ const (
 )
 
 // answer is a store's answer to one claim. For a claim acquired through
-// WorkClaimer.ClaimWork, ctx and work are the unit of work that holds it.
+// WorkClaimer.ClaimWork, ctx and work are the unit of work that holds it,
+// late is the start limit's timer, still running (start stops it), and
+// cancel cancels the context ClaimWork was given, from which ctx descends
+// (with cause ErrOverloaded when late fires).
 type answer struct {
 	Claim
 	inWork bool // answered by ClaimWork: no token, no lease
 	ctx    context.Context
 	work   Work
+	late   *time.Timer
+	cancel context.CancelCauseFunc
 }
 
 // classify says what a answers a claim with fingerprint fp. A record with
@@ -84,26 +89,64 @@ func newClaimer(store Store) claimer {
 var errNoWork = errors.New("idem/server: ClaimWork acquired a key without a Work")
 
 // ask asks the store for k once: through ClaimWork when the store offers
-// it, through Claim otherwise.
+// it (see askWork), through Claim otherwise.
 func (cl *claimer) ask(ctx context.Context, k Key, fp string) (answer, error) {
 	if cl.works != nil {
-		began := cl.obs.timing()
-		c, wctx, work, err := cl.works.ClaimWork(ctx, k, fp)
-		if !errors.Is(err, errors.ErrUnsupported) {
-			cl.observeClaim(ctx, k, began, err, c.Acquired, work, "")
-			if err == nil && c.Acquired && (work == nil || wctx == nil) {
-				if work != nil {
-					work.Rollback(ctx)
-				}
-				return answer{}, errNoWork
-			}
-			return answer{Claim: c, inWork: true, ctx: wctx, work: work}, err
+		if a, asked, err := cl.askWork(ctx, k, fp); asked {
+			return a, err
 		}
 	}
 	began := cl.obs.timing()
 	c, err := cl.store.Claim(ctx, k, fp, cl.lease)
 	cl.observeClaim(ctx, k, began, err, err == nil && c.Acquired, nil, c.Token)
 	return answer{Claim: c}, err
+}
+
+// askWork asks the store for k through ClaimWork, within cl.startLimit.
+// ClaimWork claims k and begins the unit of work at once, and may wait
+// for a pooled connection to do so: for a first request it is the start
+// of the work, which the limit bounds, as it bounds BeginWork (start.go).
+// The limit's timer cancels the context ClaimWork is given, with cause
+// ErrOverloaded, only while nothing is acquired: an acquired answer takes
+// the timer, still running, to start, so that the claim and the wait for
+// a slot share one limit, and start stops it (or finds it fired, and the
+// attempt's end rolls the work back). The returned context descends from
+// the one ClaimWork is given, so that one is cancelled only by the timer
+// or by the attempt's end (answer.cancel), never when ClaimWork returns.
+//
+// A ClaimWork that fails once the limit has passed, ctx still live,
+// returns ErrOverloaded: nothing is held. An answer that acquired nothing
+// (a replay, a key in flight) is answered as it is, in time or not. It
+// reports asked false, the store having claimed nothing, if the store
+// does not claim within its unit of work (errors.ErrUnsupported).
+func (cl *claimer) askWork(ctx context.Context, k Key, fp string) (a answer, asked bool, err error) {
+	cctx, cancel := context.WithCancelCause(ctx)
+	late := time.AfterFunc(cl.startLimit, func() { cancel(ErrOverloaded) })
+	began := cl.obs.timing()
+	c, wctx, work, err := cl.works.ClaimWork(cctx, k, fp)
+	if errors.Is(err, errors.ErrUnsupported) {
+		late.Stop()
+		cancel(nil)
+		return answer{}, false, nil
+	}
+	cl.observeClaim(ctx, k, began, err, c.Acquired, work, "")
+	if err == nil && c.Acquired {
+		if work == nil || wctx == nil {
+			late.Stop()
+			cancel(nil)
+			if work != nil {
+				work.Rollback(ctx)
+			}
+			return answer{}, true, errNoWork
+		}
+		return answer{Claim: c, inWork: true, ctx: wctx, work: work, late: late, cancel: cancel}, true, nil
+	}
+	fired := !late.Stop()
+	cancel(nil)
+	if err != nil && fired && ctx.Err() == nil {
+		err = ErrOverloaded
+	}
+	return answer{Claim: c, inWork: true}, true, err
 }
 
 // observeClaim reports a claim to the observer. Nothing ends an acquired

@@ -32,9 +32,10 @@ import (
 //     store ([ErrStoreFull]) is answered 503 with [ProblemStoreFull] and
 //     a longer Retry-After, and logged as a warning without the key;
 //   - on the first request, starts the work within Options.StartTimeout
-//     (a slot under Options.MaxConcurrent, the store's unit of work) or
-//     releases the key and answers 503 with Retry-After, the handler not
-//     run; then runs the handler with a buffering
+//     (a slot under Options.MaxConcurrent, the store's unit of work, or,
+//     with a [WorkClaimer], the claim that begins it) or releases the key
+//     and answers 503 with [ProblemOverloaded] and Retry-After, the
+//     handler not run; then runs the handler with a buffering
 //     ResponseWriter, records the outcome, then answers it. The whole
 //     response is held in memory and stored, so endpoints behind the
 //     middleware should answer with bounded bodies; Flush sends nothing
@@ -141,6 +142,10 @@ func (h *handler) serveKeyed(w http.ResponseWriter, r *http.Request, k Key, body
 	fp := Fingerprint(r, fpBody)
 	ans, v, err := h.claims.claim(r.Context(), k, fp)
 	switch {
+	case errors.Is(err, ErrOverloaded):
+		// ClaimWork did not claim and begin the work in time: refused
+		// like work that did not start (finish), nothing held.
+		h.overloaded(w, r, k)
 	case err != nil:
 		h.observe(r, storeResult(err))
 		h.storeFailed(w, r, k, "claim", err)
@@ -362,10 +367,7 @@ func (h *handler) finish(w http.ResponseWriter, r *http.Request, a *attempt, fl 
 		}
 		switch {
 		case errors.Is(e.err, ErrOverloaded):
-			if log != nil {
-				log.Warn("idem: work did not start in time, refused", "scope", k.Scope, "key", k.Key)
-			}
-			problemOverloaded.write(w)
+			h.refuseLate(w, k)
 		case errors.Is(e.err, ErrLeaseLost):
 			problemLeaseLost.write(w)
 		default:
@@ -411,6 +413,22 @@ func (h *handler) finish(w http.ResponseWriter, r *http.Request, a *attempt, fl 
 			sendFirst(w, e.resp)
 		}
 	}
+}
+
+// overloaded answers r, whose key k could not be claimed in time, as
+// work that did not start in time.
+func (h *handler) overloaded(w http.ResponseWriter, r *http.Request, k Key) {
+	h.observe(r, ResultOverloaded)
+	h.refuseLate(w, k)
+}
+
+// refuseLate logs and answers the request for k whose work did not start
+// in time (Options.StartTimeout): 503 with ProblemOverloaded.
+func (h *handler) refuseLate(w http.ResponseWriter, k Key) {
+	if log := h.cfg.log; log != nil {
+		log.Warn("idem: work did not start in time, refused", "scope", k.Scope, "key", k.Key)
+	}
+	problemOverloaded.write(w)
 }
 
 // storeFailed logs a store failure and answers 503: a full store

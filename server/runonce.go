@@ -40,9 +40,10 @@ type RunOptions struct {
 	// StartTimeout bounds how long the work, once its key is acquired,
 	// may wait for the store's unit of work to begin
 	// ([Transactor.BeginWork], which may wait for a pooled connection);
-	// the lease is renewed meanwhile. Past it the key is released, the
-	// work does not run, and RunOnce returns [ErrOverloaded]. Default
-	// Lease/3.
+	// the lease is renewed meanwhile. With a [WorkClaimer], which claims
+	// the key and begins the unit of work at once, it bounds that claim.
+	// Past it the key is released (or was never held), the work does not
+	// run, and RunOnce returns [ErrOverloaded]. Default Lease/3.
 	StartTimeout time.Duration
 	// Logger receives failures to renew or release. Default nil: silent.
 	Logger *slog.Logger
@@ -94,6 +95,9 @@ func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(conte
 
 	ans, v, err := cl.claim(ctx, k, fp)
 	switch {
+	case errors.Is(err, ErrOverloaded): // ClaimWork did not claim and begin the work in time
+		cl.obs.request(ctx, "", "", ResultOverloaded)
+		return nil, false, ErrOverloaded
 	case err != nil:
 		cl.obs.request(ctx, "", "", storeResult(err))
 		return nil, false, fmt.Errorf("idem/server: claim: %w", err)

@@ -13,10 +13,11 @@ import (
 
 // ErrOverloaded is returned by [RunOnce] when the work under an acquired
 // key could not start within RunOptions.StartTimeout (the store's unit of
-// work did not begin in time: its connection pool is exhausted, say). The
-// key was released and the work did not run; deliver the message again
-// later. The middleware answers the same condition 503 with
-// [ProblemOverloaded].
+// work did not begin in time: its connection pool is exhausted, say), or
+// when a [WorkClaimer], which claims and begins the unit of work at once,
+// could not claim the key in that time. The key is not held and the work
+// did not run; deliver the message again later. The middleware answers
+// the same condition 503 with [ProblemOverloaded].
 var ErrOverloaded = errors.New("idem/server: overloaded: the work could not start in time")
 
 // slots bounds the attempts running at once: one element in the channel
@@ -80,11 +81,14 @@ func (cl *claimer) claimStarted(ctx context.Context, k Key, takenOver, leased bo
 // returns, whatever it returns). A lease claim's renewal begins at once,
 // so the lease is kept while the work waits to start. Then, if there is
 // anything to wait for, the work takes a slot (cl.slots) and begins the
-// store's unit of work (Transactor.BeginWork), both within cl.startLimit.
+// store's unit of work (Transactor.BeginWork), both within cl.startLimit;
+// a claim by WorkClaimer.ClaimWork began its unit of work within the same
+// limit (askWork), and its wait for a slot has what remains of it.
 //
 // start returns the context the work runs with: parent's values (and the
-// unit of work's, and the observer's: see Observer.ClaimStart), cancelled when parent is, when a ends, or with cause
-// ErrLeaseLost when renewal finds the key taken over. If the work cannot
+// unit of work's, and the observer's: see Observer.ClaimStart), cancelled
+// when parent is, when a ends, or with cause ErrLeaseLost when renewal
+// finds the key taken over. If the work cannot
 // start it returns why: ErrOverloaded past the limit, ErrLeaseLost if the
 // lease was lost meanwhile, or BeginWork's error (the store's, or ctx's).
 func (cl *claimer) start(a *attempt, parent context.Context, k Key, ans answer) (context.Context, error) {
@@ -100,14 +104,26 @@ func (cl *claimer) start(a *attempt, parent context.Context, k Key, ans answer) 
 	}
 	a.detached.Context = cl.claimStarted(base, k, ans.TakenOver, !ans.inWork)
 	var ctx context.Context
-	ctx, a.cancel = context.WithCancelCause(a.detached.Context)
+	if ans.cancel != nil {
+		// The work's context descends from the one ClaimWork was given
+		// (Observer.ClaimStart returns one descending from its own), and
+		// that one's cancel is the attempt's: no other is needed.
+		ctx, a.cancel = a.detached.Context, ans.cancel
+	} else {
+		ctx, a.cancel = context.WithCancelCause(a.detached.Context)
+	}
 	if !ans.inWork {
 		a.startRenewal(cl.renewer)
 	}
-	if cl.slots == nil && (a.inWork || cl.tx == nil) {
-		return ctx, nil // nothing to wait for
+	// A claim by ClaimWork began the unit of work, under the limit's
+	// timer (askWork), which still runs: the wait for a slot shares it.
+	late := ans.late
+	if late == nil {
+		if cl.slots == nil && (a.inWork || cl.tx == nil) {
+			return ctx, nil // nothing to wait for
+		}
+		late = time.AfterFunc(cl.startLimit, func() { a.cancel(ErrOverloaded) })
 	}
-	late := time.AfterFunc(cl.startLimit, func() { a.cancel(ErrOverloaded) })
 	err := cl.slots.take(ctx)
 	if err == nil {
 		a.slots = cl.slots // given back by end
