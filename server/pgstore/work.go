@@ -149,16 +149,33 @@ func (w *txWork) Rollback(ctx context.Context) error {
 	w.tx.end()
 	defer w.end()
 	c := w.conn.Conn()
-	if c.IsClosed() || c.PgConn().TxStatus() == 'I' {
-		return nil // the server rolled back when the connection closed, or nothing to roll back
+	if c.IsClosed() {
+		awaitCleanup(ctx, c)
+		return nil // the server rolls back when it sees the connection close
+	}
+	if c.PgConn().TxStatus() == 'I' {
+		return nil // nothing to roll back
 	}
 	if _, err := c.Exec(ctx, "ROLLBACK"); err != nil {
 		if c.IsClosed() {
+			awaitCleanup(ctx, c)
 			return nil // closed under it (a cancelled query): rolled back all the same
 		}
 		return translate(ctx, "rollback", err)
 	}
 	return nil
+}
+
+// awaitCleanup waits, up to ctx's end, for pgx to finish closing c. pgx
+// closes a connection whose query was cancelled in a goroutine of its
+// own, which first sends PostgreSQL a cancel request: until then the
+// server may still run the statement, its transaction open and the key's
+// lock held, and a retry answered at once would find the key in flight.
+func awaitCleanup(ctx context.Context, c *pgx.Conn) {
+	select {
+	case <-c.PgConn().CleanupDone():
+	case <-ctx.Done():
+	}
 }
 
 // rollback ends a transaction that will not commit. A failure leaves the

@@ -200,9 +200,21 @@ func TestCancelledMidQueryReleasesCleanly(t *testing.T) {
 	req.Header.Set("Idempotency-Key", "mid-query-1")
 	h.ServeHTTP(httptest.NewRecorder(), req)
 
-	c, err := store.Claim(context.Background(), server.Key{Key: "mid-query-1"}, server.Fingerprint(req, []byte("x")), time.Minute)
-	require.NoError(t, err)
-	assert.True(t, c.Acquired, "the key was released")
+	// The cancelled statement ends on the server once pgx's cancel request
+	// reaches it, which Rollback waits to be sent; the server then aborts
+	// the transaction, releasing the key's lock, a moment later. Without
+	// the cancel the lock would be held until pg_sleep's 10 s are over.
+	fp := server.Fingerprint(req, []byte("x"))
+	acquired := false
+	for range 160 {
+		c, err := store.Claim(context.Background(), server.Key{Key: "mid-query-1"}, fp, time.Minute)
+		require.NoError(t, err)
+		if acquired = c.Acquired; acquired {
+			break
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	assert.True(t, acquired, "the key was released")
 	assert.NotContains(t, logs.String(), "failed")
 }
 
