@@ -83,8 +83,9 @@
 // A first request starts its handler within Options.StartTimeout
 // (default a third of the lease) of acquiring its key, or not at all:
 // while it waits for a slot under Options.MaxConcurrent, or for the
-// store's unit of work to begin (a pooled database connection), its lease
-// is renewed; past the bound its key is released and it is answered 503
+// store's unit of work to begin (a pooled database connection; with a
+// [WorkClaimer], the claim that begins it), its lease is renewed; past the
+// bound its key is released and it is answered 503
 // with [ProblemOverloaded] and Retry-After. Work that could not start is
 // refused, rather than started late into an overloaded store.
 //

@@ -112,13 +112,17 @@ type Options struct {
 	// key, may wait for its handler to start: for a slot under
 	// MaxConcurrent, and for the store's unit of work to begin
 	// ([Transactor.BeginWork], which may wait for a pooled database
-	// connection). The lease is renewed while it waits. Past it, the key
-	// is released and the request is answered 503 with
-	// [ProblemOverloaded] and Retry-After; the handler never runs. Work
-	// that could not start in time is refused rather than started late
-	// into an overloaded store, where its lease might not be kept. It
-	// applies only when there is something to wait for (MaxConcurrent is
-	// set, or the store implements Transactor). Default Lease/3.
+	// connection). For a store that claims within its unit of work
+	// ([WorkClaimer.ClaimWork], pgstore in transactional mode) the bound
+	// starts before the claim and covers it, since the claim itself
+	// waits for the connection. The lease is renewed while it waits. Past
+	// it, the key is released (or was never held) and the request is
+	// answered 503 with [ProblemOverloaded] and Retry-After; the handler
+	// never runs. Work that could not start in time is refused rather
+	// than started late into an overloaded store, where its lease might
+	// not be kept. It applies only when there is something to wait for
+	// (MaxConcurrent is set, or the store implements Transactor or
+	// WorkClaimer). Default Lease/3.
 	StartTimeout time.Duration
 
 	// StoreServerErrors records 5xx outcomes and replays them, like Stripe's
