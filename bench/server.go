@@ -308,10 +308,25 @@ func overHTTP(cfg config, e env, rt *roundTrips, trips *redisTrips, res *serverR
 	if e.pool == nil {
 		return
 	}
+	// count counts the round trips of one request, those the store makes
+	// after the answer included (pgstore rolls back a claim that acquired
+	// nothing in the background): it returns once the count has stopped
+	// growing for 50 ms (2 s at most).
 	count := func(s setup, key string) string {
 		before := rt.n.Load()
 		postCharge(s.http, s.url, key)
-		return strconv.FormatInt(rt.n.Load()-before, 10)
+		total, still := rt.n.Load()-before, 0
+		for range 200 {
+			time.Sleep(10 * time.Millisecond)
+			if n := rt.n.Load() - before; n != total {
+				total, still = n, 0
+				continue
+			}
+			if still++; still == 5 {
+				break
+			}
+		}
+		return strconv.FormatInt(total, 10)
 	}
 	for i, s := range ss {
 		switch {
@@ -356,6 +371,7 @@ func (r *serverResults) printHTTP() {
 		for _, tr := range r.trips {
 			rtt.add(tr[0], tr[1])
 		}
+		rtt.notes = append(rtt.notes, "Counted until the store is quiet after the answer. In transactional mode a claim that acquires nothing (a replay, a key in flight) is answered after its first round trip; its transaction's ROLLBACK follows in the background, off the request's path.")
 		rtt.print()
 	}
 	if len(r.redisTrips) > 0 {
