@@ -10,8 +10,9 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
-	"reflect"
 	"time"
+
+	"github.com/idemhq/idem/internal/errtype"
 )
 
 // Observer receives events from a [Client] (through Options.Observer), to
@@ -308,16 +309,6 @@ func outcomeOf(err error) Outcome {
 	return OutcomeError
 }
 
-// wrapperTypes are the error types that only carry text or wrap another
-// error: errorType looks past them.
-var wrapperTypes = map[string]bool{
-	"*errors.errorString": true,
-	"*errors.joinError":   true,
-	"*fmt.wrapError":      true,
-	"*fmt.wrapErrors":     true,
-	"*url.Error":          true,
-}
-
 // errorType names the class of a transport error for
 // AttemptInfo.ErrorType (see there), or returns "" for a nil err. It
 // reads no error's text.
@@ -330,10 +321,5 @@ func errorType(err error) string {
 	case errors.Is(err, context.Canceled):
 		return "canceled"
 	}
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if name := reflect.TypeOf(e).String(); !wrapperTypes[name] {
-			return name
-		}
-	}
-	return "_OTHER"
+	return errtype.Name(err)
 }

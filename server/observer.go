@@ -7,9 +7,10 @@ package server
 import (
 	"context"
 	"errors"
-	"reflect"
 	"strings"
 	"time"
+
+	"github.com/idemhq/idem/internal/errtype"
 )
 
 // Observer receives events from [Middleware] (through Options.Observer)
@@ -258,15 +259,6 @@ func storeResult(err error) Result {
 	return ResultStoreUnavailable
 }
 
-// wrapperTypes are the error types that only carry text or wrap another
-// error: errorType looks past them.
-var wrapperTypes = map[string]bool{
-	"*errors.errorString": true,
-	"*errors.joinError":   true,
-	"*fmt.wrapError":      true,
-	"*fmt.wrapErrors":     true,
-}
-
 // errorType names the class of err for StoreOpInfo.ErrorType (see
 // there), or returns "" for a nil err. It reads no error's text.
 func errorType(err error) string {
@@ -282,10 +274,5 @@ func errorType(err error) string {
 	case errors.Is(err, context.Canceled):
 		return "canceled"
 	}
-	for e := err; e != nil; e = errors.Unwrap(e) {
-		if name := reflect.TypeOf(e).String(); !wrapperTypes[name] {
-			return name
-		}
-	}
-	return "_OTHER"
+	return errtype.Name(err)
 }
