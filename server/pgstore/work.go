@@ -166,17 +166,28 @@ func (w *txWork) Rollback(ctx context.Context) error {
 	return nil
 }
 
-// awaitCleanup waits, up to ctx's end, for pgx to finish closing c. pgx
-// closes a connection whose query was cancelled in a goroutine of its
-// own, which first sends PostgreSQL a cancel request: until then the
-// server may still run the statement, its transaction open and the key's
-// lock held, and a retry answered at once would find the key in flight.
+// awaitCleanup waits, up to ctx's end or cleanupWait, for pgx to finish
+// closing c. pgx closes a connection whose query was cancelled in a
+// goroutine of its own, which first sends PostgreSQL a cancel request:
+// until then the server may still run the statement, its transaction open
+// and the key's lock held, and a retry answered at once would find the
+// key in flight.
 func awaitCleanup(ctx context.Context, c *pgx.Conn) {
+	t := time.NewTimer(cleanupWait)
+	defer t.Stop()
 	select {
 	case <-c.PgConn().CleanupDone():
 	case <-ctx.Done():
+	case <-t.C:
 	}
 }
+
+// cleanupWait bounds awaitCleanup. A server that is reachable answers a
+// cancel request within a round trip or two; one that is not (a
+// partition) gets the cancel no sooner for being waited on, and pgx gives
+// it 15 s, which would hold the request's answer that long after its
+// handler gave up on a query.
+const cleanupWait = time.Second
 
 // rollback ends a transaction that will not commit. A failure leaves the
 // connection in a transaction; end then destroys it instead of pooling it,
