@@ -80,6 +80,19 @@
 // lease lapses, so that a request with another body is still refused and
 // the same request can take the key over. Nothing needs purging.
 //
+// # Operators
+//
+// [Store.Stats] counts the records by state (running, lapsed, completed)
+// and [Store.Running] lists the running keys, those whose lease lapsed or
+// lapses first, for every scope or some: the keys to look at when work
+// seems stuck. Redis keeps no index of the records, so both scan: SCAN
+// over Options.Prefix on the server or on every master of a cluster, in
+// batches of 1000, and a pipelined HMGET of each batch's state and lease.
+// That is O(keys in Redis), in many short commands, never KEYS, and writes
+// nothing: meant for an operator (the idem command's keys ls --redis), not
+// for the request path. The store does not record when a key was claimed,
+// only when its lease lapses.
+//
 // # Time
 //
 // Each script reads the Redis server's clock, so every process agrees on
