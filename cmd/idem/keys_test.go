@@ -269,7 +269,8 @@ func TestKeysLsTakenOver(t *testing.T) {
 	require.NoError(t, json.Unmarshal([]byte(r.stdout), &got))
 	taken := map[string]bool{}
 	for _, k := range got.Running {
-		taken[k.Scope+"/"+k.Key] = k.TakenOver
+		require.NotNil(t, k.TakenOver)
+		taken[k.Scope+"/"+k.Key] = *k.TakenOver
 	}
 	assert.Equal(t, map[string]bool{"a/k001": false, "a/k002": false, "a/k003": true, "b/k009": false}, taken)
 }

@@ -43,9 +43,19 @@ database's clock.
 
 A key that a transactional store's ClaimWork holds has no record until its
 work commits, so it is neither counted nor listed; if its worker dies, the
-database frees it with the worker's connection.`,
+database frees it with the worker's connection.
+
+On a Redis store (--redis) ls counts running, lapsed and completed
+records (Redis deletes expired ones itself, so there is nothing
+purgeable) and lists the running keys whose lease lapsed or lapses first:
+the store records no claim times. Redis keeps no index of the records,
+so ls scans: SCAN over --redis-prefix on the node or on every master of a
+cluster, reading each record's state and lease, O(keys in Redis) in many
+short commands, writing nothing. Times come from the Redis servers'
+clocks.`,
 		Example: `  idem keys ls --database postgres://idem@db:5432/app
-  IDEM_DATABASE=postgres://idem@db:5432/app idem keys ls --state running --scope acme --json`,
+  IDEM_DATABASE=postgres://idem@db:5432/app idem keys ls --state running --scope acme --json
+  idem keys ls --redis 10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379 --state running`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if state != "" && !slices.Contains(storeStates, state) {
@@ -55,6 +65,13 @@ database frees it with the worker's connection.`,
 				return usagef("--limit must be at least 1")
 			}
 			ctx := cmd.Context()
+			redis, err := a.useRedis(cmd, f)
+			if err != nil {
+				return err
+			}
+			if redis {
+				return a.lsRedis(ctx, f, state, scopes, limit)
+			}
 			s, err := a.openStore(ctx, f)
 			if err != nil {
 				return err
@@ -89,7 +106,10 @@ database frees it with the worker's connection.`,
 
 // keysJSON is keys ls's --json document.
 type keysJSON struct {
-	Table  string     `json:"table"`
+	// Table names a PostgreSQL store; Redis and Prefix a Redis one.
+	Table  string     `json:"table,omitempty"`
+	Redis  string     `json:"redis,omitempty"`
+	Prefix string     `json:"prefix,omitempty"`
 	At     time.Time  `json:"at"`
 	Counts countsJSON `json:"counts"`
 	// Running is nil with --state completed.
@@ -99,7 +119,8 @@ type keysJSON struct {
 }
 
 // countsJSON are the counts keys ls shows; those --state leaves out are
-// absent.
+// absent, and so are those a Redis store has no use for (expired,
+// purgeable: Redis deletes them) or does not know (claim times).
 type countsJSON struct {
 	Running       *int       `json:"running,omitempty"`
 	Lapsed        *int       `json:"lapsed,omitempty"`
@@ -111,13 +132,15 @@ type countsJSON struct {
 	OldestRunning *time.Time `json:"oldest_running,omitempty"`
 }
 
+// runningKeyJSON is a running key; a Redis store records neither when it
+// was claimed nor whether it was taken over, so those are absent.
 type runningKeyJSON struct {
-	Scope        string    `json:"scope"`
-	Key          string    `json:"key"`
-	Since        time.Time `json:"since"`
-	LeaseExpires time.Time `json:"lease_expires"`
-	Lapsed       bool      `json:"lapsed"`
-	TakenOver    bool      `json:"taken_over"`
+	Scope        string     `json:"scope"`
+	Key          string     `json:"key"`
+	Since        *time.Time `json:"since,omitempty"`
+	LeaseExpires time.Time  `json:"lease_expires"`
+	Lapsed       bool       `json:"lapsed"`
+	TakenOver    *bool      `json:"taken_over,omitempty"`
 }
 
 func keysReportJSON(table, state string, st pgstore.Stats, running []pgstore.RunningKey, more bool) keysJSON {
@@ -134,8 +157,8 @@ func keysReportJSON(table, state string, st pgstore.Stats, running []pgstore.Run
 		r.Running = make([]runningKeyJSON, 0, len(running))
 		for _, k := range running {
 			r.Running = append(r.Running, runningKeyJSON{
-				Scope: k.Key.Scope, Key: k.Key.Key, Since: k.Since, LeaseExpires: k.LeaseExpires,
-				Lapsed: k.Lapsed, TakenOver: k.HeldByLock,
+				Scope: k.Key.Scope, Key: k.Key.Key, Since: &k.Since, LeaseExpires: k.LeaseExpires,
+				Lapsed: k.Lapsed, TakenOver: &k.HeldByLock,
 			})
 		}
 	}

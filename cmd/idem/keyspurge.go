@@ -24,7 +24,13 @@ meanwhile are purged too.
 
 It deletes nothing a repeat could still be answered from, so it asks no
 confirmation. Ctrl-C stops it after the batch in flight; the rest wait for
-the next purge.`,
+the next purge.
+
+A Redis store (--redis) needs no purge: Redis deletes each record itself
+when it expires, a completed one when its retention ends and a running
+one redisstore.Options.Abandon after its lease lapsed. purge --redis
+checks that Redis answers, says so, deletes nothing and exits 0 (with
+--json, {"purged": 0}), so that one scheduled purge serves either store.`,
 		Example: `  idem keys purge --database postgres://idem@db:5432/app --abandon 24h`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -32,6 +38,13 @@ the next purge.`,
 				return usagef("--batch must be at least 1")
 			}
 			ctx := cmd.Context()
+			redis, err := a.useRedis(cmd, f)
+			if err != nil {
+				return err
+			}
+			if redis {
+				return a.purgeRedis(ctx, f)
+			}
 			s, err := a.openStore(ctx, f)
 			if err != nil {
 				return err
