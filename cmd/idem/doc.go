@@ -17,15 +17,17 @@
 //	idem purge --journal app.journal --older-than 168h
 //	idem keys ls --database postgres://idem@db:5432/app --state running
 //	idem keys purge --database postgres://idem@db:5432/app
+//	idem keys ls --redis 10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379
 //
 // check, send and resume take --profile NAME (stripe, adyen, paypal,
 // square, gocardless) to follow that API's conventions, as idem.Options'
 // Profile does: where the key goes (square's in the JSON body), how long
 // it may be, the required headers and how key reuse and replays are said.
 //
-// idem keys reads and purges the records a server keeps with
-// server/pgstore: counts by state, the running keys and their leases. The
-// Redis store offers no listing, so it has no such command.
+// idem keys reads the records a server keeps with server/pgstore
+// (--database) or server/redisstore (--redis): counts by state, the
+// running keys and their leases; and purges a pgstore's (Redis expires its
+// records itself).
 //
 // Every command has --help, and --json prints one JSON document on standard
 // output for scripts instead of a table. The journal is named by --journal
