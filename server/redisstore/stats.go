@@ -63,10 +63,12 @@ type RunningKey struct {
 // scope when none is given (the scope of a single-tenant service is "").
 //
 // It is a scan: SCAN over the store's prefix on the server, or on every
-// master of a cluster, in batches, and a pipelined HMGET of each batch's
-// state and lease. It costs O(keys in Redis) commands' worth of work
-// spread over many short ones, never KEYS, and writes nothing: meant for
-// an operator, not for every request. The counts are not a snapshot:
+// master of a cluster, 1000 keys a call, and a pipelined HMGET of each
+// batch's state and lease. Its work is O(keys in Redis), in many short
+// commands that never block Redis for long (never KEYS), and it writes
+// nothing: meant for an operator, not for every request (on the local
+// node or cluster, 0.6 to 1.3 s per 100,000 records). With a single
+// scope, Redis filters the names itself. The counts are not a snapshot:
 // records claimed, completed or expired while the scan runs may be
 // counted or not, and one a resharding moves between masters may be
 // missed or counted twice. A cancelled ctx returns its error wrapped.
