@@ -44,46 +44,49 @@ func (a *app) openRedis(ctx context.Context, f *storeFlags) (*redisStore, error)
 	if err != nil {
 		return nil, err
 	}
+	opts := redisstore.Options{Prefix: f.redisPrefix}
+	// newStore is the store on rdb; New checks the prefix and does not
+	// touch Redis, so a bad prefix is told before any connection.
+	newStore := func(rdb redis.UniversalClient, addrs string) (*redisStore, error) {
+		s, err := redisstore.New(rdb, opts)
+		if err != nil {
+			rdb.Close()
+			return nil, usagef("--redis-prefix %q: %v", f.redisPrefix, err)
+		}
+		_, isCluster := rdb.(*redis.ClusterClient)
+		return &redisStore{Store: s, rdb: rdb, addrs: addrs, cluster: isCluster}, nil
+	}
 	ctx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
-	var (
-		rdb   redis.UniversalClient
-		addrs string
-	)
 	if single != nil {
-		addrs = single.Addr
-		c := redis.NewClient(single)
-		info, err := c.Info(ctx, "cluster").Result()
+		s, err := newStore(redis.NewClient(single), single.Addr)
 		if err != nil {
-			c.Close()
-			return nil, fmt.Errorf("redis %s: %v", addrs, redisError(ctx, err))
+			return nil, err
+		}
+		info, err := s.rdb.Info(ctx, "cluster").Result()
+		if err != nil {
+			s.Close()
+			return nil, fmt.Errorf("redis %s: %v", s.addrs, redisError(ctx, err))
 		}
 		if !strings.Contains(info, "cluster_enabled:1") {
-			rdb = c
-		} else {
-			c.Close()
-			cluster = &redis.ClusterOptions{
-				Addrs: []string{single.Addr}, Username: single.Username, Password: single.Password,
-				TLSConfig: single.TLSConfig, DialTimeout: single.DialTimeout,
-			}
+			return s, nil
+		}
+		s.Close()
+		cluster = &redis.ClusterOptions{
+			Addrs: []string{single.Addr}, Username: single.Username, Password: single.Password,
+			TLSConfig: single.TLSConfig, DialTimeout: single.DialTimeout,
 		}
 	}
-	if rdb == nil {
-		addrs = strings.Join(cluster.Addrs, ",")
-		c := redis.NewClusterClient(cluster)
-		if err := c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { return n.Ping(ctx).Err() }); err != nil {
-			c.Close()
-			return nil, fmt.Errorf("redis %s: %v", addrs, redisError(ctx, err))
-		}
-		rdb = c
-	}
-	s, err := redisstore.New(rdb, redisstore.Options{Prefix: f.redisPrefix})
+	s, err := newStore(redis.NewClusterClient(cluster), strings.Join(cluster.Addrs, ","))
 	if err != nil {
-		rdb.Close()
-		return nil, usagef("--redis-prefix %q: %v", f.redisPrefix, err)
+		return nil, err
 	}
-	_, isCluster := rdb.(*redis.ClusterClient)
-	return &redisStore{Store: s, rdb: rdb, addrs: addrs, cluster: isCluster}, nil
+	c := s.rdb.(*redis.ClusterClient)
+	if err := c.ForEachMaster(ctx, func(ctx context.Context, n *redis.Client) error { return n.Ping(ctx).Err() }); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("redis %s: %v", s.addrs, redisError(ctx, err))
+	}
+	return s, nil
 }
 
 // quietLogger drops go-redis's log lines.
