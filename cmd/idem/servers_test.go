@@ -70,24 +70,39 @@ func (s *ignoringServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // naiveServer does idempotency on memstore the naive way: it looks the key
 // up (a claim it releases at once), runs the handler, and records the
 // outcome only when the handler is done. Repeats that arrive in between
-// find nothing and run too. The first execution of each key waits until a
-// second request with that key has arrived (counted, not timed), so that
-// copies sent at once overlap on any machine.
+// find nothing and run too. The first two requests with a key are made to
+// overlap on any machine, by events, not time: the second looks the key up
+// only once the first has released it, and the first runs only once the
+// second has looked.
 type naiveServer struct {
 	ledger
 	store    *memstore.Store
 	mu       sync.Mutex
 	arrivals map[string]int
-	second   map[string]chan struct{}
+	steps    map[string]*naiveSteps
+}
+
+// naiveSteps are the events the first two requests with a key wait for.
+type naiveSteps struct {
+	released chan struct{} // the first request has looked the key up and released it
+	looked   chan struct{} // the second request has looked the key up
 }
 
 func newNaiveServer() *naiveServer {
-	return &naiveServer{store: memstore.New(memstore.Options{}), arrivals: map[string]int{}, second: map[string]chan struct{}{}}
+	return &naiveServer{store: memstore.New(memstore.Options{}), arrivals: map[string]int{}, steps: map[string]*naiveSteps{}}
 }
 
-// naiveHold bounds the first execution's wait for a second copy; it only
-// ends a test that sends no second copy.
+// naiveHold bounds each wait for the other copy; it only ends a test that
+// sends no second copy.
 const naiveHold = 10 * time.Second
+
+// await waits for ch to close, up to naiveHold.
+func await(ch <-chan struct{}) {
+	select {
+	case <-ch:
+	case <-time.After(naiveHold):
+	}
+}
 
 func (s *naiveServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	ctx := r.Context()
@@ -102,16 +117,25 @@ func (s *naiveServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	s.arrivals[key]++
 	n := s.arrivals[key]
-	if s.second[key] == nil {
-		s.second[key] = make(chan struct{})
-	}
-	ch := s.second[key]
-	if n == 2 {
-		close(ch)
+	st := s.steps[key]
+	if st == nil {
+		st = &naiveSteps{released: make(chan struct{}), looked: make(chan struct{})}
+		s.steps[key] = st
 	}
 	s.mu.Unlock()
 
+	released := func() {}
+	switch n {
+	case 1:
+		released = sync.OnceFunc(func() { close(st.released) })
+		defer released() // on every path, so the second never waits in vain
+	case 2:
+		await(st.released)
+	}
 	c, err := s.store.Claim(ctx, k, fp, time.Minute) // the lookup
+	if n == 2 {
+		close(st.looked)
+	}
 	switch {
 	case err != nil:
 		http.Error(w, "store", http.StatusServiceUnavailable)
@@ -132,10 +156,8 @@ func (s *naiveServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.store.Release(ctx, k, c.Token) // naive: the key is not held while the work runs
 
 	if n == 1 {
-		select {
-		case <-ch:
-		case <-time.After(naiveHold):
-		}
+		released()
+		await(st.looked)
 	}
 	out := writeCharge(w, s.charge())
 	if c, err := s.store.Claim(ctx, k, fp, time.Minute); err == nil && c.Acquired {
