@@ -81,15 +81,12 @@ clocks.`,
 			if err != nil {
 				return err
 			}
-			var running []pgstore.RunningKey
-			if state != "completed" {
-				// One more than asked, to say whether there are more.
-				if running, err = s.Running(ctx, limit+1, scopes...); err != nil {
-					return err
-				}
+			running, more, err := runningPage(state, limit, func(n int) ([]pgstore.RunningKey, error) {
+				return s.Running(ctx, n, scopes...)
+			})
+			if err != nil {
+				return err
 			}
-			more := len(running) > limit
-			running = running[:min(len(running), limit)]
 			if a.json {
 				return a.writeJSON(keysReportJSON(f.table, state, st, running, more))
 			}
@@ -215,4 +212,18 @@ func (a *app) printKeys(f *storeFlags, state string, st pgstore.Stats, running [
 		fmt.Fprintf(a.stdout, "(the oldest %d; --limit lists more)\n", len(running))
 	}
 	return nil
+}
+
+// runningPage reads up to limit running keys through fetch, none when state
+// asks for completed records only, and reports whether there are more:
+// it asks fetch for one more than limit.
+func runningPage[K any](state string, limit int, fetch func(n int) ([]K, error)) ([]K, bool, error) {
+	if state == "completed" {
+		return nil, false, nil
+	}
+	running, err := fetch(limit + 1)
+	if err != nil {
+		return nil, false, err
+	}
+	return running[:min(len(running), limit)], len(running) > limit, nil
 }

@@ -160,15 +160,12 @@ func (a *app) lsRedis(ctx context.Context, f *storeFlags, state string, scopes [
 	if err != nil {
 		return err
 	}
-	var running []redisstore.RunningKey
-	if state != "completed" {
-		// One more than asked, to say whether there are more.
-		if running, err = s.Running(ctx, limit+1, scopes...); err != nil {
-			return err
-		}
+	running, more, err := runningPage(state, limit, func(n int) ([]redisstore.RunningKey, error) {
+		return s.Running(ctx, n, scopes...)
+	})
+	if err != nil {
+		return err
 	}
-	more := len(running) > limit
-	running = running[:min(len(running), limit)]
 	if a.json {
 		return a.writeJSON(redisReportJSON(s.addrs, f.redisPrefix, state, st, running, more))
 	}
