@@ -5,6 +5,7 @@ package idem
 
 import (
 	"fmt"
+	"net/http"
 
 	"github.com/idemhq/idem/internal/bodykey"
 )
@@ -14,7 +15,7 @@ import (
 // or the body with a fresh key, or the name's, written into the field. A
 // body that is no JSON object, a field that is ambiguous or holds no
 // string, or an invalid key in it, is refused.
-func (c *Client) keyInBody(op *Operation, name string, body []byte) ([]byte, error) {
+func (c *Client) keyInBody(req *http.Request, op *Operation, name string, body []byte) ([]byte, error) {
 	k, found, err := bodykey.Get(body, c.bodyKey)
 	if err != nil {
 		return nil, fmt.Errorf("%v (Options.BodyKey %q)", err, c.opts.BodyKey)
@@ -37,7 +38,7 @@ func (c *Client) keyInBody(op *Operation, name string, body []byte) ([]byte, err
 	case found:
 		op.Key = k
 	default:
-		op.Key, op.minted = c.opts.KeyFormat.mint(), true
+		op.Key, op.minted = c.newKey(req)
 	}
 	if found {
 		return body, nil

@@ -171,14 +171,14 @@ func (c *Client) doRequest(req *http.Request, name string) (*Response, error) {
 	switch {
 	case err != nil:
 	case c.bodyKey != nil:
-		body, err = c.keyInBody(op, name, body)
+		body, err = c.keyInBody(req, op, name, body)
 	case name != "":
 		op.Key, err = c.NamedKey(name)
 	default:
 		if v := req.Header.Get(c.opts.Header); v != "" {
 			op.Key, err = ParseKey(v)
 		} else {
-			op.Key, op.minted = c.opts.KeyFormat.mint(), true
+			op.Key, op.minted = c.newKey(req)
 		}
 	}
 	if err == nil {

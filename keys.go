@@ -95,16 +95,29 @@ func DeriveKeyHMAC(secret []byte, namespace string, parts ...string) string {
 }
 
 func deriveKey(h hash.Hash, namespace string, parts []string) string {
+	return uuidKey(deriveSum(h, "idem/derive/v1", namespace, parts))
+}
+
+// deriveSum is the first 16 bytes of h over the unambiguous encoding of
+// namespace and parts in the domain dom, which keeps keys derived for one
+// purpose apart from those derived for another.
+func deriveSum(h hash.Hash, dom, namespace string, parts []string) [16]byte {
 	var buf [128]byte
-	b := wire.AppendString(buf[:0], "idem/derive/v1")
+	b := wire.AppendString(buf[:0], dom)
 	b = wire.AppendString(b, namespace)
 	b = wire.AppendUvarint(b, uint64(len(parts)))
 	for _, p := range parts {
 		b = wire.AppendString(b, p)
 	}
 	h.Write(b)
-	var u uuid.UUID
-	copy(u[:], h.Sum(nil))
+	var sum [16]byte
+	copy(sum[:], h.Sum(nil))
+	return sum
+}
+
+// uuidKey formats sum as a version 8 UUID.
+func uuidKey(sum [16]byte) string {
+	u := uuid.UUID(sum)
 	u[6] = u[6]&0x0f | 0x80 // version 8: custom
 	u[8] = u[8]&0x3f | 0x80 // RFC 9562 variant
 	return u.String()

@@ -77,6 +77,14 @@ type Options struct {
 	// KeyFormat whose keys would not fit. Keys from DeriveKey are 36
 	// bytes. Default 255.
 	MaxKeyLen int
+	// DeriveSecret keys the derivation of the keys of calls made from
+	// inside work that holds a key (a handler behind the server
+	// package's Middleware; see Step and Client.StepKey): HMAC-SHA-256
+	// with it, so that nobody without the secret can compute them. Every
+	// process of the service must use the same secret, or a re-run in
+	// another process would send the provider a new key. Default nil:
+	// SHA-256, still one-way (the provider never learns the held key).
+	DeriveSecret []byte
 	// KeyFormat chooses how keys are minted for requests that carry none.
 	// Default UUIDv7.
 	KeyFormat KeyFormat

@@ -7,6 +7,7 @@ package idem
 import (
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"testing"
 	"time"
@@ -273,7 +274,7 @@ func FuzzProfileKeys(f *testing.F) {
 					req := profileRequest(t, p, "http://api.example", 1, k)
 					body, err := c.readBody(req)
 					require.NoError(t, err)
-					_, err = c.keyInBody(op, "", body)
+					_, err = c.keyInBody(httptest.NewRequest(http.MethodPost, "/", nil), op, "", body)
 					require.NoError(t, err)
 					require.Equal(t, k, op.Key)
 				}

@@ -42,6 +42,7 @@ type attempt struct {
 	log        *slog.Logger
 	detached   detached // the claim's context (start.go), never cancelled
 	cancel     context.CancelCauseFunc
+	limit      *time.Timer // the work limit's (start.go: bound), or nil
 	slots      slots // the admission slot held, or nil (start.go)
 	obs        *Observer
 
@@ -102,6 +103,9 @@ const (
 // is still made (it is fenced, and fails), and the result is lost.
 func (a *attempt) end(o outcome) (endResult, error) {
 	wasLost := a.stopRenewal()
+	if a.limit != nil {
+		a.limit.Stop()
+	}
 	if a.cancel != nil {
 		defer a.cancel(nil)
 	}

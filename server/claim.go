@@ -69,6 +69,8 @@ type claimer struct {
 	renewEvery time.Duration
 	wait       time.Duration // how long a repeat waits for a key in flight
 	startLimit time.Duration // how long work may take to start (admission.go)
+	workLimit  time.Duration // how long work may run (start.go: bound)
+	shutdown   <-chan struct{} // closed when the service shuts down; nil: never
 	slots      slots         // nil: no bound on running work
 	log        *slog.Logger
 	renewer    *renewer  // nil: each attempt renews on a timer of its own
@@ -97,9 +99,26 @@ func (cl *claimer) ask(ctx context.Context, k Key, fp string) (answer, error) {
 		}
 	}
 	began := cl.obs.timing()
-	c, err := cl.store.Claim(ctx, k, fp, cl.lease)
+	c, err := cl.store.Claim(cl.askContext(ctx), k, fp, cl.lease)
+	if b, ok := ctx.(*workBase); ok {
+		b.ask.stop()
+	}
 	cl.observeClaim(ctx, k, began, err, err == nil && c.Acquired, nil, c.Token)
 	return answer{Claim: c}, err
+}
+
+// askContext returns the context of one Store.Claim made from ctx. From a
+// workBase (a request's claim) it is the request's values, not cancelled
+// when the client goes away, and bounded by one lease: a claim that
+// landed must not be abandoned by a client that left, or its key would
+// answer "in flight" until its lease lapsed, with nothing running.
+func (cl *claimer) askContext(ctx context.Context) context.Context {
+	b, ok := ctx.(*workBase)
+	if !ok {
+		return ctx
+	}
+	b.ask = deadlineCtx{parent: b, at: time.Now().Add(cl.lease)}
+	return &b.ask
 }
 
 // askWork asks the store for k through ClaimWork, within cl.startLimit.
@@ -204,7 +223,8 @@ const (
 // claim found, which may still be in flight. It wakes on the local flight
 // of k when there is one, and replays that flight's recorded outcome
 // without asking the store; otherwise it polls the store with capped,
-// jittered backoff. It returns ctx's error if ctx ends first.
+// jittered backoff. It returns the client's error if the client behind
+// ctx (see clientOf) goes away first.
 func (cl *claimer) await(ctx context.Context, k Key, fp string) (answer, verdict, error) {
 	deadline := time.NewTimer(cl.wait)
 	defer deadline.Stop()
@@ -212,6 +232,7 @@ func (cl *claimer) await(ctx context.Context, k Key, fp string) (answer, verdict
 	poll.Stop()
 	defer poll.Stop()
 	backoff := pollMin
+	client := clientOf(ctx) // a repeat stops waiting when its client leaves
 	for {
 		over := false
 		fl := cl.local.lookup(k)
@@ -226,8 +247,8 @@ func (cl *claimer) await(ctx context.Context, k Key, fp string) (answer, verdict
 			tick = poll.C
 		}
 		select {
-		case <-ctx.Done():
-			return answer{}, 0, ctx.Err()
+		case <-client.Done():
+			return answer{}, 0, client.Err()
 		case <-deadline.C:
 			over = true
 		case <-wake:

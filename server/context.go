@@ -1,5 +1,7 @@
-// This file holds the contexts of the store calls that end an attempt:
-// detached (a request's values without its cancellation) and deadlineCtx
+// This file holds the contexts of a keyed request: workBase, which the
+// claim and the work start from (the request's values without its
+// cancellation, and the key it holds), and those of the store calls that
+// end an attempt: detached (values without cancellation) and deadlineCtx
 // (values and a deadline, nothing else).
 
 package server
@@ -8,6 +10,8 @@ import (
 	"context"
 	"sync"
 	"time"
+
+	"github.com/idemhq/idem/internal/held"
 )
 
 // detached carries a context's values but not its cancellation or
@@ -73,4 +77,72 @@ func (c *deadlineCtx) stop() {
 	if c.timer != nil {
 		c.timer.Stop()
 	}
+}
+
+// workBase is the context a keyed request's claim and work start from:
+// the request's values without its cancellation or deadline, so that the
+// client going away (a timeout, a proxy, a dropped connection) cancels
+// neither the claim nor the work under it, and two values of its own, the
+// key ([KeyFrom]) and the client's context ([ClientContext]), answered
+// without an allocation. ask is the context of one Store.Claim (claim.go).
+type workBase struct {
+	client context.Context
+	key    held.Key
+	ask    deadlineCtx
+}
+
+func (*workBase) Deadline() (time.Time, bool) { return time.Time{}, false }
+func (*workBase) Done() <-chan struct{}       { return nil }
+func (*workBase) Err() error                  { return nil }
+
+func (b *workBase) Value(k any) any {
+	switch k {
+	case held.CtxKey:
+		return &b.key
+	case clientCtxKey{}:
+		return b.client
+	}
+	return b.client.Value(k)
+}
+
+// newWorkBase returns the context the claim of k and its work start
+// from, for a request (or RunOnce call) whose own context is client.
+func newWorkBase(client context.Context, k Key) *workBase {
+	return &workBase{client: client, key: held.Key{Scope: k.Scope, Key: k.Key}}
+}
+
+// clientOf returns the client's context behind ctx: the request's own, if
+// ctx is a workBase, or ctx.
+func clientOf(ctx context.Context) context.Context {
+	if b, ok := ctx.(*workBase); ok {
+		return b.client
+	}
+	return ctx
+}
+
+type clientCtxKey struct{}
+
+// KeyFrom returns the key held by the work that runs with ctx: the
+// handler's request context under [Middleware], or the context [RunOnce]
+// gives its work. It reports false for any other context. The key is what
+// a handler derives the keys of its own calls from (the idem client does
+// so itself: see idem.Step), so that a provider it calls sees the same
+// key on every run of the same request, and replays instead of acting
+// twice. Never send the key itself downstream: derive one.
+func KeyFrom(ctx context.Context) (Key, bool) {
+	k, ok := held.From(ctx)
+	return Key{Scope: k.Scope, Key: k.Key}, ok
+}
+
+// ClientContext returns the context of the request whose work runs with
+// ctx, as the client's connection gave it: cancelled when the client goes
+// away, where the work's own context is not (see [Middleware]). A handler
+// that would rather stop when nobody waits for its answer selects on its
+// Done; its key is then released if it answers nothing (see Middleware).
+// For a context that is no work's, ClientContext returns ctx.
+func ClientContext(ctx context.Context) context.Context {
+	if c, ok := ctx.Value(clientCtxKey{}).(context.Context); ok {
+		return c
+	}
+	return ctx
 }

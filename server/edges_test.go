@@ -33,7 +33,7 @@ func TestCancelledRequestWithoutAnswerIsReleased(t *testing.T) {
 	handler := server.Middleware(newMemstore(), singleTenant())(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if calls.Add(1) == 1 {
 			close(entered)
-			<-r.Context().Done() // a database call returning context.Canceled, say
+			<-server.ClientContext(r.Context()).Done() // a handler that stops when its client leaves
 			return
 		}
 		w.WriteHeader(http.StatusCreated)

@@ -23,7 +23,7 @@ import (
 type endingCase struct {
 	name   string
 	kind   string // "Store", "Transactor" or "WorkClaimer"
-	behave string // the work: "answer", "fail" (HTTP 500 / an error), "panic", "cancel" (gives up on its cancelled context), "lose" (runs until the lease is lost, then answers)
+	behave string // the work: "answer", "fail" (HTTP 500 / an error), "panic", "cancel" (gives up when its client leaves), "outlive" (its client leaves, it answers), "lose" (runs until the lease is lost, then answers)
 	fail   func(*fakeStore)
 	ends   []string
 	// The middleware's answer: status, and problem type when it answers
@@ -53,6 +53,7 @@ func endingCases() []endingCase {
 		{"returns", "Store", "answer", nil, []string{"Complete"}, 201, "", nil, false, "replay", server.ResultExecuted},
 		{"returns a released status", "Store", "fail", nil, []string{"Release"}, 500, "", errWork, false, "runs", server.ResultReleased},
 		{"panics", "Store", "panic", nil, []string{"Release"}, 500, handlerFailed, nil, false, "runs", server.ResultHandlerFailed},
+		{"client left, work answered", "Store", "outlive", nil, []string{"Complete"}, 201, "", nil, false, "replay", server.ResultExecuted},
 		{"cancelled without answering", "Store", "cancel", nil, []string{"Release"}, 500, handlerFailed, context.Canceled, false, "runs", server.ResultHandlerFailed},
 		{"lease lost", "Store", "lose", loseLease, []string{"Complete"}, 409, leaseLost, server.ErrLeaseLost, false, "held", server.ResultLeaseLost},
 		{"record failed", "Store", "answer", failComplete, []string{"Complete"}, 201, "", errStore, true, "held", server.ResultExecuted},
@@ -60,6 +61,7 @@ func endingCases() []endingCase {
 		{"returns", "Transactor", "answer", nil, []string{"Commit"}, 201, "", nil, false, "replay", server.ResultExecuted},
 		{"returns a released status", "Transactor", "fail", nil, []string{"Rollback", "Release"}, 500, "", errWork, false, "runs", server.ResultReleased},
 		{"panics", "Transactor", "panic", nil, []string{"Rollback", "Release"}, 500, handlerFailed, nil, false, "runs", server.ResultHandlerFailed},
+		{"client left, work answered", "Transactor", "outlive", nil, []string{"Commit"}, 201, "", nil, false, "replay", server.ResultExecuted},
 		{"cancelled without answering", "Transactor", "cancel", nil, []string{"Rollback", "Release"}, 500, handlerFailed, context.Canceled, false, "runs", server.ResultHandlerFailed},
 		{"lease lost", "Transactor", "lose", loseLease, []string{"Rollback", "Release"}, 409, leaseLost, server.ErrLeaseLost, false, "held", server.ResultLeaseLost},
 		{"commit failed", "Transactor", "answer", failCommit, []string{"Commit", "Release"}, 503, unavailable, errStore, false, "runs", server.ResultStoreUnavailable},
@@ -67,6 +69,7 @@ func endingCases() []endingCase {
 		{"returns", "WorkClaimer", "answer", nil, []string{"Commit"}, 201, "", nil, false, "replay", server.ResultExecuted},
 		{"returns a released status", "WorkClaimer", "fail", nil, []string{"Rollback"}, 500, "", errWork, false, "runs", server.ResultReleased},
 		{"panics", "WorkClaimer", "panic", nil, []string{"Rollback"}, 500, handlerFailed, nil, false, "runs", server.ResultHandlerFailed},
+		{"client left, work answered", "WorkClaimer", "outlive", nil, []string{"Commit"}, 201, "", nil, false, "replay", server.ResultExecuted},
 		{"cancelled without answering", "WorkClaimer", "cancel", nil, []string{"Rollback"}, 500, handlerFailed, context.Canceled, false, "runs", server.ResultHandlerFailed},
 		{"recorded by another unit of work", "WorkClaimer", "answer", loseCommit, []string{"Commit"}, 409, leaseLost, server.ErrLeaseLost, false, "runs", server.ResultLeaseLost},
 		{"commit failed", "WorkClaimer", "answer", failCommit, []string{"Commit"}, 503, unavailable, errStore, false, "runs", server.ResultStoreUnavailable},
@@ -97,8 +100,12 @@ func (c endingCase) work(t *testing.T, ctx context.Context, cancel context.Cance
 		panic("boom")
 	case "cancel":
 		cancel()
-		<-ctx.Done()
+		<-server.ClientContext(ctx).Done() // a handler that stops when its client leaves
 		return 0
+	case "outlive":
+		cancel()
+		assert.NoError(t, ctx.Err(), "the client's leaving does not cancel the work")
+		assert.ErrorIs(t, server.ClientContext(ctx).Err(), context.Canceled, "ClientContext sees it")
 	case "lose":
 		<-ctx.Done()
 		assert.ErrorIs(t, context.Cause(ctx), server.ErrLeaseLost)
@@ -202,7 +209,7 @@ func TestEveryEndingEndsTheClaimOnceRunOnce(t *testing.T) {
 			runs++
 			switch status := c.work(t, ctx, cancel); {
 			case status == 0:
-				return nil, ctx.Err()
+				return nil, server.ClientContext(ctx).Err()
 			case status >= 500:
 				return nil, errWork
 			}

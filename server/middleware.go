@@ -52,13 +52,25 @@ import (
 // 500 with [ProblemHandlerFailed]; a panic with http.ErrAbortHandler is
 // re-raised after the release.
 //
-// The handler's request context is cancelled when the client goes away,
-// as usual, and with cause [ErrLeaseLost] when the lease renewal finds the
-// key taken over (the outcome is then not recorded and the client gets
-// 409) or has not got through for a whole lease (the key may be another
-// worker's by now; the fenced completion decides). Recording the outcome
-// is bounded by one lease too: a store that does not answer by then does
-// not hold the request.
+// Once a first request holds its key, its work runs to its end whatever
+// the client does: the handler's request context keeps the request's
+// values but not the connection's cancellation, so a client that times
+// out, a proxy's read timeout or a dropped connection never aborts a
+// provider call or a statement half done (the outcome is recorded and the
+// client's retry collects it: 409 while it runs, or a wait, then the
+// replay). The work is bounded on the server's side instead: its context
+// is cancelled with cause [ErrWorkTimeout] after Options.WorkTimeout
+// (default 2 minutes), with [ErrShutdown] when Options.Shutdown is closed,
+// and with cause [ErrLeaseLost] when the lease renewal finds the key taken
+// over (the outcome is then not recorded and the client gets 409) or has
+// not got through for a whole lease (the key may be another worker's by
+// now; the fenced completion decides). A handler that would rather stop
+// when the client leaves watches [ClientContext]. The claim itself is not
+// cancelled by the client either (a claim that landed is run); it is
+// bounded by one lease. Recording the outcome is bounded by one lease
+// too: a store that does not answer by then does not hold the request.
+// [KeyFrom] gives the handler the key it holds, from which the idem client
+// derives the keys of its calls to other services (idem.Step).
 // A handler that returns without answering at all (no status, no header
 // field, no body) once its context is cancelled is taken to have given up:
 // its key is released, so a retry runs it. A handler that did its work
@@ -82,6 +94,7 @@ func Middleware(store Store, opts Options) func(http.Handler) http.Handler {
 	}
 	cl := newClaimer(store)
 	cl.lease, cl.renewEvery, cl.wait, cl.startLimit = cfg.lease, cfg.renewEvery, cfg.wait, cfg.startLimit
+	cl.workLimit, cl.shutdown = cfg.workLimit, cfg.shutdown
 	cl.slots, cl.log, cl.renewer, cl.obs = newSlots(cfg.maxConcurrent), cfg.log, newRenewer(cfg.renewEvery), cfg.obs
 	if cfg.wait > 0 {
 		cl.local = newFlights()
@@ -140,7 +153,8 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // covers fpBody, and runs, replays or refuses it.
 func (h *handler) serveKeyed(w http.ResponseWriter, r *http.Request, k Key, body, fpBody []byte) {
 	fp := Fingerprint(r, fpBody)
-	ans, v, err := h.claims.claim(r.Context(), k, fp)
+	base := newWorkBase(r.Context(), k)
+	ans, v, err := h.claims.claim(base, k, fp)
 	switch {
 	case errors.Is(err, ErrOverloaded):
 		// ClaimWork did not claim and begin the work in time: refused
@@ -150,7 +164,7 @@ func (h *handler) serveKeyed(w http.ResponseWriter, r *http.Request, k Key, body
 		h.observe(r, storeResult(err))
 		h.storeFailed(w, r, k, "claim", err)
 	case v == claimAcquired:
-		h.run(w, r, k, fp, ans, body)
+		h.run(w, r, base, k, fp, ans, body)
 	case v == claimReused:
 		h.refuse(w, r, problemKeyReused, ResultKeyReused)
 	case v == claimReplay:
@@ -285,7 +299,7 @@ const (
 // run runs the handler for k, acquired with fingerprint fp in ans, then
 // records or releases its outcome and answers. The claim ends in finish,
 // deferred before anything else can fail.
-func (h *handler) run(w http.ResponseWriter, r *http.Request, k Key, fp string, ans answer, body []byte) {
+func (h *handler) run(w http.ResponseWriter, r *http.Request, base *workBase, k Key, fp string, ans answer, body []byte) {
 	var fl *flight
 	if h.claims.local != nil {
 		fl = h.claims.local.start(k, fp)
@@ -293,7 +307,7 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, k Key, fp string, 
 	ex := new(exchange)
 	a, rec, end := &ex.attempt, &ex.rec, &ex.end
 	defer func() { h.finish(w, r, a, fl, end, recover()) }()
-	ctx, err := h.claims.start(a, r.Context(), k, ans)
+	ctx, err := h.claims.start(a, base, k, ans)
 	if err != nil {
 		end.how, end.err = notStarted, err
 		return
@@ -313,13 +327,14 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, k Key, fp string, 
 
 	h.next.ServeHTTP(rec, hr)
 
-	if ctx.Err() != nil && !rec.wroteHeader && rec.body.Len() == 0 && sameHeader(rec.header, outer) {
-		// The handler gave up on a cancelled request (the client left,
-		// or the lease was lost) without answering at all: no status,
-		// no header, no body. There is no outcome to record: a 200 with
-		// no body would tell every retry the work was done. (A handler
-		// that did its work and answers 200 with no body says so with
-		// WriteHeader, or sets a header.)
+	if (ctx.Err() != nil || r.Context().Err() != nil) && !rec.wroteHeader && rec.body.Len() == 0 && sameHeader(rec.header, outer) {
+		// The handler gave up on a cancelled request (the lease was
+		// lost, the work timed out, or the handler watched the client
+		// leave through ClientContext) without answering at all: no
+		// status, no header, no body. There is no outcome to record: a
+		// 200 with no body would tell every retry the work was done. (A
+		// handler that did its work and answers 200 with no body says so
+		// with WriteHeader, or sets a header.)
 		end.how = cancelled
 		return
 	}

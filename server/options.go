@@ -125,6 +125,21 @@ type Options struct {
 	// WorkClaimer). Default Lease/3.
 	StartTimeout time.Duration
 
+	// WorkTimeout bounds how long a first request's handler may run once
+	// it holds its key. The client going away does not cancel the work
+	// (see Middleware); past WorkTimeout the handler's context is
+	// cancelled with cause [ErrWorkTimeout], and a handler that fails
+	// then is released like any other. Set it above the slowest call the
+	// handler makes. Default 2 minutes ([DefaultWorkTimeout]).
+	WorkTimeout time.Duration
+
+	// Shutdown, if set, is closed when the service shuts down (pass a
+	// signal context's Done): the context of every handler running under
+	// a key is then cancelled with cause [ErrShutdown]. Without it, work
+	// runs on through http.Server.Shutdown (which waits for it) and ends
+	// only with WorkTimeout or the process. Default nil.
+	Shutdown <-chan struct{}
+
 	// StoreServerErrors records 5xx outcomes and replays them, like Stripe's
 	// API v1, instead of releasing the key so a retry runs again. Even so,
 	// 502, 503 and 504 are always released: they say the work was not done.
@@ -155,6 +170,8 @@ type config struct {
 	maxBody           int64
 	maxConcurrent     int
 	startLimit        time.Duration
+	workLimit         time.Duration
+	shutdown          <-chan struct{}
 	storeServerErrors bool
 	log               *slog.Logger
 	obs               *Observer
@@ -175,6 +192,8 @@ func (o Options) config() (config, error) {
 		maxBody:           o.MaxBody,
 		maxConcurrent:     o.MaxConcurrent,
 		startLimit:        o.StartTimeout,
+		workLimit:         orDefault(o.WorkTimeout, DefaultWorkTimeout),
+		shutdown:          o.Shutdown,
 		storeServerErrors: o.StoreServerErrors,
 		log:               o.Logger,
 		obs:               o.Observer,
@@ -184,8 +203,8 @@ func (o Options) config() (config, error) {
 		return c, fmt.Errorf("idem/server: Options needs a Scope function, or SingleTenant for a service with one client")
 	case o.Scope != nil && o.SingleTenant:
 		return c, fmt.Errorf("idem/server: Options sets both Scope and SingleTenant; keys are either scoped or not")
-	case o.Lease < 0 || o.Retention < 0 || o.Wait < 0 || o.MaxBody < 0 || o.MaxConcurrent < 0 || o.StartTimeout < 0:
-		return c, fmt.Errorf("idem/server: Options has a negative Lease, Retention, Wait, MaxBody, MaxConcurrent or StartTimeout")
+	case o.Lease < 0 || o.Retention < 0 || o.Wait < 0 || o.MaxBody < 0 || o.MaxConcurrent < 0 || o.StartTimeout < 0 || o.WorkTimeout < 0:
+		return c, fmt.Errorf("idem/server: Options has a negative Lease, Retention, Wait, MaxBody, MaxConcurrent, StartTimeout or WorkTimeout")
 	}
 	if o.BodyKey != "" {
 		if o.Header != "" {

@@ -45,6 +45,15 @@ type RunOptions struct {
 	// Past it the key is released (or was never held), the work does not
 	// run, and RunOnce returns [ErrOverloaded]. Default Lease/3.
 	StartTimeout time.Duration
+	// WorkTimeout bounds how long work may run once it holds its key; its
+	// context is then cancelled with cause [ErrWorkTimeout]. ctx's
+	// cancellation does not cancel the work (see RunOnce). Default 2
+	// minutes ([DefaultWorkTimeout]).
+	WorkTimeout time.Duration
+	// Shutdown, if set, is closed when the service shuts down: running
+	// work's context is then cancelled with cause [ErrShutdown]. Default
+	// nil.
+	Shutdown <-chan struct{}
 	// Logger receives failures to renew or release. Default nil: silent.
 	Logger *slog.Logger
 	// Observer receives an event for the call's result (as a request with
@@ -78,8 +87,13 @@ type RunOptions struct {
 // transaction, a failed commit undid it, or went through after all and a
 // redelivery replays it; RunOnce returns no result.)
 //
-// work's context is ctx's values, cancelled when ctx is, and with cause
-// ErrLeaseLost when the lease is found lost. If store implements
+// work's context is ctx's values, with the key it holds ([KeyFrom]), but
+// not ctx's cancellation: once k is held, the work runs to its end and
+// its result is recorded even if the caller gives up, so a redelivery
+// replays it instead of running it again. It is cancelled with cause
+// ErrLeaseLost when the lease is found lost, [ErrWorkTimeout] past
+// RunOptions.WorkTimeout and [ErrShutdown] when RunOptions.Shutdown is
+// closed. ctx's cancellation still ends a wait for a key in flight. If store implements
 // [WorkClaimer], k is claimed with ClaimWork, work runs with the context
 // it returns, and its result is committed with it; otherwise, if store
 // implements [Transactor], work runs with the context from BeginWork and
@@ -91,9 +105,11 @@ func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(conte
 	cl.renewEvery = max(cl.lease/3, time.Millisecond)
 	cl.startLimit = orDefault(opts.StartTimeout, cl.renewEvery)
 	cl.wait, cl.log, cl.obs = opts.Wait, opts.Logger, opts.Observer
+	cl.workLimit, cl.shutdown = orDefault(opts.WorkTimeout, DefaultWorkTimeout), opts.Shutdown
 	retention := orDefault(opts.Retention, DefaultRetention)
 
-	ans, v, err := cl.claim(ctx, k, fp)
+	base := newWorkBase(ctx, k)
+	ans, v, err := cl.claim(base, k, fp)
 	switch {
 	case errors.Is(err, ErrOverloaded): // ClaimWork did not claim and begin the work in time
 		cl.obs.request(ctx, "", "", ResultOverloaded)
@@ -130,7 +146,7 @@ func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(conte
 			result, err = runResult(k, res, endErr, result, startErr, workErr, opts.Logger)
 		}
 	}()
-	wctx, startErr := cl.start(&a, ctx, k, ans)
+	wctx, startErr := cl.start(&a, base, k, ans)
 	if startErr != nil {
 		returned = true
 		return nil, false, nil // answered by the deferred call

@@ -87,8 +87,10 @@ func (cl *claimer) claimStarted(ctx context.Context, k Key, takenOver, leased bo
 //
 // start returns the context the work runs with: parent's values (and the
 // unit of work's, and the observer's: see Observer.ClaimStart), cancelled
-// when parent is, when a ends, or with cause ErrLeaseLost when renewal
-// finds the key taken over. If the work cannot
+// when a ends, with cause ErrLeaseLost when renewal finds the key taken
+// over, ErrWorkTimeout past the work limit or ErrShutdown when the service
+// shuts down (see bound), but never by parent's cancellation: parent is
+// a workBase, the request's values without it. If the work cannot
 // start it returns why: ErrOverloaded past the limit, ErrLeaseLost if the
 // lease was lost meanwhile, or BeginWork's error (the store's, or ctx's).
 func (cl *claimer) start(a *attempt, parent context.Context, k Key, ans answer) (context.Context, error) {
@@ -115,6 +117,7 @@ func (cl *claimer) start(a *attempt, parent context.Context, k Key, ans answer) 
 	if !ans.inWork {
 		a.startRenewal(cl.renewer)
 	}
+	cl.bound(a, ctx)
 	// A claim by ClaimWork began the unit of work, under the limit's
 	// timer (askWork), which still runs: the wait for a slot shares it.
 	late := ans.late
@@ -149,4 +152,39 @@ func (cl *claimer) start(a *attempt, parent context.Context, k Key, ans answer) 
 		return nil, err
 	}
 	return ctx, nil
+}
+
+// ErrWorkTimeout is the cause with which the context of work under a key
+// is cancelled when the work has run for Options.WorkTimeout
+// (RunOptions.WorkTimeout). Like any work that fails, it is released, and
+// a retry runs it again.
+var ErrWorkTimeout = errors.New("idem/server: the work ran past its WorkTimeout")
+
+// ErrShutdown is the cause with which the context of work under a key is
+// cancelled when Options.Shutdown (RunOptions.Shutdown) is closed.
+var ErrShutdown = errors.New("idem/server: the service is shutting down")
+
+// DefaultWorkTimeout is the default of Options.WorkTimeout and
+// RunOptions.WorkTimeout.
+const DefaultWorkTimeout = 2 * time.Minute
+
+// bound bounds the work of a, whose context is ctx, on the server's side,
+// since the client's going away no longer does: a's context is cancelled
+// with cause ErrWorkTimeout after cl.workLimit, and with ErrShutdown when
+// cl.shutdown is closed. Both end with a (end stops the timer; the watch
+// ends when ctx does).
+func (cl *claimer) bound(a *attempt, ctx context.Context) {
+	if cl.workLimit > 0 {
+		cancel := a.cancel
+		a.limit = time.AfterFunc(cl.workLimit, func() { cancel(ErrWorkTimeout) })
+	}
+	if cl.shutdown != nil {
+		go func(done <-chan struct{}, cancel context.CancelCauseFunc) {
+			select {
+			case <-cl.shutdown:
+				cancel(ErrShutdown)
+			case <-done:
+			}
+		}(ctx.Done(), a.cancel)
+	}
 }
