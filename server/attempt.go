@@ -43,7 +43,7 @@ type attempt struct {
 	detached   detached // the claim's context (start.go), never cancelled
 	cancel     context.CancelCauseFunc
 	limit      *time.Timer // the work limit's (start.go: bound), or nil
-	slots      slots // the admission slot held, or nil (start.go)
+	slots      slots       // the admission slot held, or nil (start.go)
 	obs        *Observer
 
 	renewer    *renewer    // nil: timer schedules renewal

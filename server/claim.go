@@ -67,11 +67,11 @@ type claimer struct {
 	tx         Transactor  // the store, if it begins units of work
 	lease      time.Duration
 	renewEvery time.Duration
-	wait       time.Duration // how long a repeat waits for a key in flight
-	startLimit time.Duration // how long work may take to start (admission.go)
-	workLimit  time.Duration // how long work may run (start.go: bound)
+	wait       time.Duration   // how long a repeat waits for a key in flight
+	startLimit time.Duration   // how long work may take to start (admission.go)
+	workLimit  time.Duration   // how long work may run (start.go: bound)
 	shutdown   <-chan struct{} // closed when the service shuts down; nil: never
-	slots      slots         // nil: no bound on running work
+	slots      slots           // nil: no bound on running work
 	log        *slog.Logger
 	renewer    *renewer  // nil: each attempt renews on a timer of its own
 	local      *flights  // nil: no local runs to wake waiters

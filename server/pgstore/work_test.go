@@ -179,7 +179,9 @@ func TestWorkWithoutTransactions(t *testing.T) {
 }
 
 // TestCancelledMidQueryReleasesCleanly: the client goes away while the
-// handler's query runs; pgx closes the connection, the handler gives up,
+// handler's query runs with the client's context (server.ClientContext:
+// a handler that would rather stop when its client leaves); pgx cancels
+// the query, the handler gives up,
 // and the key is released, with no false "release failed" in the log
 // (closing the connection rolled the transaction back).
 func TestCancelledMidQueryReleasesCleanly(t *testing.T) {
@@ -189,7 +191,7 @@ func TestCancelledMidQueryReleasesCleanly(t *testing.T) {
 	h := server.Middleware(store, server.Options{SingleTenant: true, Logger: slog.New(slog.NewTextHandler(&logs, nil))})(
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			tx, _ := pgstore.Tx(r.Context())
-			if _, err := tx.Exec(r.Context(), "SELECT pg_sleep(10)"); err != nil {
+			if _, err := tx.Exec(server.ClientContext(r.Context()), "SELECT pg_sleep(10)"); err != nil {
 				return // the client went away: give up without answering
 			}
 			w.WriteHeader(http.StatusCreated)
