@@ -17,19 +17,15 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// services returns the in-memory service; the services whose records are
-// in Redis (charges in memory), for each Redis the environment names (see
-// redisStores); and, when IDEM_TEST_DATABASE is set, the PostgreSQL one
-// (required under CI=true).
+// services returns the in-memory service and, when IDEM_TEST_DATABASE is
+// set, the PostgreSQL one (required under CI=true). The service on Redis
+// is tested in the redisstore module (charges_test.go there), which keeps
+// go-redis out of this one.
 func services(t *testing.T) map[string]*Service {
 	ctx := context.Background()
 	mem, err := New(ctx, Config{})
 	require.NoError(t, err)
 	out := map[string]*Service{"memory": mem}
-	for name, store := range redisStores(t) {
-		out[name], err = New(ctx, Config{Store: store})
-		require.NoError(t, err)
-	}
 	dsn := os.Getenv("IDEM_TEST_DATABASE")
 	if dsn == "" {
 		if os.Getenv("CI") == "true" {
