@@ -122,7 +122,15 @@ func (a *attempt) end(o outcome) (endResult, error) {
 		}
 		return released, nil
 	case o.record && a.work == nil:
-		return recording(a.complete(ctx, o), recordFailed)
+		err := a.complete(ctx, o)
+		if errors.Is(err, ErrResponseTooLarge) {
+			// The work ran, and its answer cannot be kept: record a small
+			// answer that says so, so a retry is told, not run again or
+			// held in flight for the retention.
+			o.resp = notKept(o.resp.Status)
+			err = a.complete(ctx, o)
+		}
+		return recording(err, recordFailed)
 	case o.record && !wasLost:
 		res, err := recording(a.commit(ctx, o), commitFailed)
 		if res == commitFailed {

@@ -4,6 +4,10 @@
 package server
 
 import (
+	"errors"
+	"strings"
+	"unicode/utf8"
+
 	"github.com/idemhq/idem/internal/key"
 )
 
@@ -41,4 +45,19 @@ func ParseKey(v string) (string, error) {
 		return "", key.Invalid(v, p)
 	}
 	return k, nil
+}
+
+// ErrInvalidScope is returned by [RunOnce] for a key whose scope is not
+// valid UTF-8 or holds a NUL byte, which no store can keep as the same
+// scope (PostgreSQL's text refuses both). The middleware answers a request
+// whose Options.Scope returns such a scope 401 with
+// [ProblemScopeUnavailable], before any store call, the same on every
+// store: it is the client's credential that names no valid scope, and no
+// retry would change it.
+var ErrInvalidScope = errors.New("idem/server: scope is not valid UTF-8 text")
+
+// ValidScope reports whether scope can name a scope on every store: valid
+// UTF-8 with no NUL byte. The empty scope (SingleTenant) is valid.
+func ValidScope(scope string) bool {
+	return utf8.ValidString(scope) && strings.IndexByte(scope, 0) < 0
 }

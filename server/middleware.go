@@ -192,6 +192,9 @@ func (h *handler) scope(r *http.Request) (string, bool) {
 		return "", true
 	}
 	s, err := h.cfg.scope(r)
+	if err == nil && s != "" && !ValidScope(s) {
+		err = ErrInvalidScope
+	}
 	if err != nil || s == "" {
 		if h.cfg.log != nil {
 			h.cfg.log.Debug("idem: no scope for request", "method", r.Method, "path", r.URL.Path, "err", err)

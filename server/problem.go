@@ -27,7 +27,8 @@ const (
 	// ProblemBodyUnreadable: 400, reading the request body failed.
 	ProblemBodyUnreadable = "https://idem.dev/problems/body-unreadable"
 	// ProblemScopeUnavailable: 401, Options.Scope found no scope for the
-	// request (it returned an error or an empty scope).
+	// request (it returned an error, an empty scope, or one that is not
+	// valid UTF-8 text: see ValidScope).
 	ProblemScopeUnavailable = "https://idem.dev/problems/scope-unavailable"
 	// ProblemInFlight: 409 with Retry-After, an earlier request with this
 	// key is still running. Retrying later gets its outcome.
@@ -55,6 +56,11 @@ const (
 	// Nothing ran; a retry with the same key is safe, and gets in once
 	// recorded keys expire and make room.
 	ProblemStoreFull = "https://idem.dev/problems/store-full"
+	// ProblemResponseNotKept: the body of a replay whose first answer was
+	// too large for the store to keep ([ErrResponseTooLarge]). The status
+	// is the first answer's: the request ran, once, and is not run again;
+	// only its answer is gone.
+	ProblemResponseNotKept = "https://idem.dev/problems/response-not-kept"
 	// ProblemOverloaded: 503 with Retry-After, the request's work could
 	// not start within Options.StartTimeout (Options.MaxConcurrent
 	// requests were running, or the store's unit of work did not begin in
@@ -187,4 +193,12 @@ func (p *problem) write(w http.ResponseWriter) {
 	}
 	w.WriteHeader(p.status)
 	w.Write(p.body)
+}
+
+// notKept is the outcome recorded in place of an answer with status that
+// the store could not keep for its size.
+func notKept(status int) Response {
+	p := newProblem(status, ProblemResponseNotKept, "Response not kept",
+		"The request ran and was answered, but its response was too large to keep. It is not run again; look up its result another way.", "")
+	return Response{Status: status, Header: http.Header{"Content-Type": {ProblemContentType}}, Body: p.body}
 }

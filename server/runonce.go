@@ -24,6 +24,11 @@ var (
 	// with a different fingerprint. Retrying will not help. It is the same
 	// value as the idem client's ErrKeyReused.
 	ErrKeyReused = key.ErrReused
+	// ErrResultNotKept is returned by [RunOnce], with replayed true, for a
+	// key whose work ran and succeeded but whose result was too large for
+	// the store to keep ([ErrResponseTooLarge]). The work does not run
+	// again; look its result up another way.
+	ErrResultNotKept = errors.New("idem/server: the work ran, and its result was too large to keep")
 )
 
 // RunOptions configures [RunOnce]. The zero value means the defaults.
@@ -74,7 +79,8 @@ type RunOptions struct {
 // panics), the key is released so the next delivery runs work again, and
 // RunOnce returns that error (or re-panics).
 //
-// Other errors: [ErrKeyReused] if k was first used with another
+// Other errors: [ErrInvalidScope] if k's scope is not valid UTF-8 text
+// (see [ValidScope]); [ErrKeyReused] if k was first used with another
 // fingerprint; [ErrInFlight] if a run of k is still in progress after
 // RunOptions.Wait; [ErrOverloaded] if the work could not start within
 // RunOptions.StartTimeout (it did not run); an error wrapping
@@ -100,6 +106,9 @@ type RunOptions struct {
 // its result is committed with it. RunOnce is safe for concurrent use; a
 // nil ctx panics.
 func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(context.Context) ([]byte, error), opts RunOptions) (result []byte, replayed bool, err error) {
+	if !ValidScope(k.Scope) {
+		return nil, false, ErrInvalidScope
+	}
 	cl := newClaimer(store)
 	cl.lease = orDefault(opts.Lease, DefaultLease)
 	cl.renewEvery = max(cl.lease/3, time.Millisecond)
@@ -122,6 +131,11 @@ func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(conte
 		return nil, false, ErrKeyReused
 	case v == claimReplay:
 		cl.obs.request(ctx, "", "", ResultReplayed)
+		if ans.Record.Response.Header.Get("Content-Type") == ProblemContentType {
+			// RunOnce records results with no header: this is the answer
+			// recorded in place of one too large to keep.
+			return nil, true, ErrResultNotKept
+		}
 		return bytes.Clone(ans.Record.Response.Body), true, nil
 	case v != claimAcquired:
 		cl.obs.request(ctx, "", "", ResultInFlight)

@@ -181,6 +181,15 @@ type Work interface {
 //	var ErrFull = fmt.Errorf("idem/mystore: store full: %w", server.ErrStoreFull)
 var ErrStoreFull = errors.New("idem/server: store full")
 
+// ErrResponseTooLarge is wrapped by the error a store's Complete returns
+// for an outcome it cannot keep for its size (redisstore's
+// Options.MaxResponse). Nothing was stored and the key is still held under
+// the token. The middleware and RunOnce then complete the key with a small
+// outcome in its place, with the same status and a [ProblemResponseNotKept]
+// body, so a retry learns that the work ran and its answer was not kept,
+// never runs the work again, and never waits out the retention in flight.
+var ErrResponseTooLarge = errors.New("idem/server: response too large to store")
+
 // ErrLeaseLost is returned by a store when a key is no longer held under the
 // caller's lease token: the lease lapsed and another worker took the key
 // over, or the claim was released.

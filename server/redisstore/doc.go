@@ -122,10 +122,11 @@
 // so about 1 KB plus the body, rounded up to the allocator's size class,
 // per key kept for the retention: a day's keys at the day's request rate.
 // Options.MaxResponse (default 4 MiB) caps the outcome one record stores.
-// Complete of a larger one stores nothing: it holds the key for the
-// retention instead (every retry is told the request is in flight) and
-// returns an error wrapping [ErrResponseTooLarge]; the middleware answers
-// the first request with the handler's response all the same.
+// Complete of a larger one stores nothing and returns an error wrapping
+// [ErrResponseTooLarge]; the middleware answers the first request with the
+// handler's response all the same, and records in its place a small answer
+// with the same status and a server.ProblemResponseNotKept body, which
+// every retry gets: the work never runs again.
 //
 // A Redis at maxmemory under noeviction refuses new keys: Claim returns an
 // error wrapping [ErrFull], which wraps server.ErrStoreFull, so the

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/rand"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -73,10 +74,12 @@ func TestTakeoverAfterCrash(t *testing.T) {
 }
 
 // TestResponseOverMaxResponse: an outcome over Options.MaxResponse is not
-// stored. The first request gets the handler's answer; the key is held for
-// the retention, not the lease, so a retry is told the request is in flight
-// and never runs the work again (the middleware's lease is short here, so
-// with the key merely left running the retry would take it over and run).
+// stored, and costs no round trip; the key stays held. Through the
+// middleware the first request gets the handler's answer, and every retry a
+// final replay with the same status that says the answer was not kept: the
+// work never runs again and the key is never "in flight" for the retention
+// (the middleware's lease is short here, so a key merely left running would
+// be taken over and run again).
 func TestResponseOverMaxResponse(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, rdb redis.UniversalClient) {
 		ctx := context.Background()
@@ -88,8 +91,8 @@ func TestResponseOverMaxResponse(t *testing.T) {
 		big := server.Response{Status: http.StatusOK, Body: bytes.Repeat([]byte("x"), 1025)}
 		err = store.Complete(ctx, k, c.Token, big, time.Hour)
 		require.ErrorIs(t, err, redisstore.ErrResponseTooLarge)
-		require.ErrorIs(t, store.Complete(ctx, k, "not-"+c.Token, big, time.Hour), server.ErrLeaseLost,
-			"the fence comes first")
+		require.ErrorIs(t, err, server.ErrResponseTooLarge)
+		require.NoError(t, store.Complete(ctx, k, c.Token, server.Response{Status: http.StatusOK}, time.Hour), "still held under the token")
 
 		effects := newExecutions()
 		mw := server.Middleware(store, server.Options{SingleTenant: true, Lease: 100 * time.Millisecond, Retention: time.Hour})
@@ -99,15 +102,20 @@ func TestResponseOverMaxResponse(t *testing.T) {
 			w.Write(bytes.Repeat([]byte("y"), 2048))
 		})))
 		key := rand.Text()
-		before := time.Now()
 		assert.Equal(t, http.StatusCreated, post(t, client, url, key, `{}`), "the first request gets the handler's answer")
-		held, err := store.Claim(ctx, server.Key{Key: key}, fingerprint("/", `{}`), time.Minute)
-		require.NoError(t, err)
-		require.False(t, held.Acquired)
-		assert.False(t, held.Record.Completed)
-		assert.True(t, held.Record.LeaseExpires.After(before.Add(30*time.Minute)),
-			"held until about the retention (1 h), not a 100 ms lease: %v", held.Record.LeaseExpires)
-		assert.Equal(t, http.StatusConflict, post(t, client, url, key, `{}`), "a retry is told it is in flight")
+		for range 2 {
+			req, _ := http.NewRequest(http.MethodPost, url, strings.NewReader(`{}`))
+			req.Header.Set("Idempotency-Key", key)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := client.Do(req)
+			require.NoError(t, err)
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			assert.Equal(t, http.StatusCreated, resp.StatusCode, "the first answer's status")
+			assert.Equal(t, "true", resp.Header.Get(server.ReplayedHeader))
+			assert.Equal(t, server.ProblemContentType, resp.Header.Get("Content-Type"))
+			assert.Contains(t, string(body), server.ProblemResponseNotKept)
+		}
 		assert.Equal(t, 1, effects.of(key), "executions")
 	})
 }

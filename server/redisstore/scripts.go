@@ -98,11 +98,6 @@ return 1
 // ARGV[6] retention in ms. It answers 1 when stored, 0 if the key is not
 // running under the token.
 //
-// With ARGV[7] = "1" (the response is over Options.MaxResponse) it stores
-// nothing and holds the key instead: the lease is extended to the
-// retention, so no retry runs the work again while an outcome would have
-// been kept, and answers 2.
-//
 // A record completed under the token by a call with the same nonce is this
 // very call, sent again after its reply was lost: it answers 1 again. A
 // second Complete call (another nonce) finds the record completed and
@@ -119,10 +114,6 @@ local now = redis.call('TIME')
 now = now[1] * 1000 + math.floor(now[2] / 1000)
 local retention = tonumber(ARGV[6])
 redis.call('PEXPIRE', KEYS[1], retention)
-if ARGV[7] == '1' then
-	redis.call('HSET', KEYS[1], 'l', now + retention)
-	return 2
-end
 redis.call('HSET', KEYS[1], 's', 'c', 'n', ARGV[2], 'c', ARGV[3], 'h', ARGV[4], 'b', ARGV[5], 'x', now + retention)
 redis.call('HDEL', KEYS[1], 'l')
 return 1

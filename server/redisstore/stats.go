@@ -27,9 +27,7 @@ import (
 // so a record Redis still holds is one of these.
 type Stats struct {
 	// Running counts running claims under a live lease (claimed, their
-	// work not yet completed). A key whose outcome was over
-	// Options.MaxResponse is held as a running claim for the retention,
-	// and counted here.
+	// work not yet completed).
 	Running int
 	// Lapsed counts running claims whose lease lapsed: work that crashed
 	// or hung, which a retry with the same request takes over. Redis

@@ -20,9 +20,11 @@ var (
 
 var (
 	// ErrResponseTooLarge is wrapped by the error Complete returns for an
-	// outcome over Options.MaxResponse. Nothing was stored; the key is
-	// held until the retention ends, so no retry runs the work again.
-	ErrResponseTooLarge = errors.New("idem/redisstore: response over Options.MaxResponse")
+	// outcome over Options.MaxResponse. It wraps server.ErrResponseTooLarge:
+	// nothing was stored and the key is still held under the token, and the
+	// middleware (and RunOnce) then complete it with a small outcome that
+	// says the answer was not kept (server.ProblemResponseNotKept).
+	ErrResponseTooLarge = fmt.Errorf("idem/redisstore: response over Options.MaxResponse: %w", server.ErrResponseTooLarge)
 
 	// ErrNotReplicated is wrapped by the error Claim and Complete return
 	// when Options.WaitReplicas is set and fewer replicas acknowledged the
@@ -213,13 +215,14 @@ func (s *Store) Release(ctx context.Context, k server.Key, token string) error {
 // with Options.WaitReplicas).
 //
 // An outcome over Options.MaxResponse (body and encoded header) is not
-// stored. If the key is still held under token, Complete then holds it
-// for retention instead of a lease and returns an error wrapping
-// [ErrResponseTooLarge]: the work has run, and its outcome cannot be
-// replayed, so every retry within the retention is answered as if the
-// first request were still running (the middleware's 409) rather than
-// running the work again once the lease lapsed. The middleware answers
-// the first request with the handler's response all the same.
+// stored, and costs no round trip: Complete returns an error wrapping
+// [ErrResponseTooLarge] (and server.ErrResponseTooLarge), the key still
+// held under token. The middleware and RunOnce then complete the key with
+// a small outcome in its place, with the same status and a
+// server.ProblemResponseNotKept body, so every retry is told the work ran
+// and its answer was not kept: it never runs the work again, and is never
+// told "in flight" for the retention. A caller of Complete of its own
+// should do the same, or the key is taken over once its lease lapses.
 //
 // With Options.WaitReplicas, an outcome fewer replicas acknowledged is
 // stored on the master, and Complete returns an error wrapping
@@ -233,12 +236,10 @@ func (s *Store) Release(ctx context.Context, k server.Key, token string) error {
 // one lease.) The script is safe to receive twice.
 func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp server.Response, retention time.Duration) error {
 	header := encodeHeader(resp.Header)
-	size := len(header) + len(resp.Body)
-	hold := size > s.cfg.maxResponse
-	args := []any{token, rand.Text(), resp.Status, header, resp.Body, millis(retention), "0"}
-	if hold {
-		args[3], args[4], args[6] = "", "", "1"
+	if size := len(header) + len(resp.Body); size > s.cfg.maxResponse {
+		return fmt.Errorf("redisstore: complete: response of %d bytes, Options.MaxResponse is %d: nothing stored: %w", size, s.cfg.maxResponse, ErrResponseTooLarge)
 	}
+	args := []any{token, rand.Text(), resp.Status, header, resp.Body, millis(retention)}
 	wait := s.cfg.waitReplicas > 0
 	key := recordKey(s.cfg.prefix, k)
 	var (
@@ -252,10 +253,7 @@ func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp s
 	if err := fenced(ctx, "complete", res, err); err != nil {
 		return err
 	}
-	switch {
-	case hold:
-		return fmt.Errorf("redisstore: complete: response of %d bytes, Options.MaxResponse is %d: key held, nothing stored: %w", size, s.cfg.maxResponse, ErrResponseTooLarge)
-	case wait && acks < int64(s.cfg.waitReplicas):
+	if wait && acks < int64(s.cfg.waitReplicas) {
 		return fmt.Errorf("redisstore: complete: stored, but %d of %d replicas acknowledged: %w", acks, s.cfg.waitReplicas, ErrNotReplicated)
 	}
 	return nil
@@ -270,7 +268,7 @@ func fenced(ctx context.Context, op string, res any, err error) error {
 	switch res {
 	case int64(0):
 		return server.ErrLeaseLost
-	case int64(1), int64(2):
+	case int64(1):
 		return nil
 	}
 	return errMalformed(op, res)
