@@ -35,8 +35,9 @@ func Step(ctx context.Context, name string) context.Context {
 // for any other context.
 //
 // The key is derived from the held scope and key and the step, as [Step]
-// names it in ctx; without one, the step is "METHOD URL" of req (without
-// its query), or "" when req is nil. It is deterministic: every run of the
+// names it in ctx; without one, the step is "METHOD /path" of req (neither
+// its query nor its scheme, host and port: a failover to another address of
+// the provider keeps the key), or "" when req is nil. It is deterministic: every run of the
 // same request (a retry after a lost answer, a takeover after a crash, a
 // re-run after the handler's own transaction rolled back) derives the
 // same key, so the provider replays instead of acting twice. Distinct
@@ -56,13 +57,11 @@ func (c *Client) StepKey(ctx context.Context, req *http.Request) (string, bool) 
 	}
 	step, named := ctx.Value(stepKey{}).(string)
 	if !named && req != nil {
-		u := *req.URL
-		u.RawQuery, u.ForceQuery, u.Fragment, u.RawFragment, u.User = "", false, "", "", nil
 		m := req.Method
 		if m == "" {
 			m = http.MethodGet
 		}
-		step = m + " " + u.String()
+		step = m + " " + req.URL.EscapedPath()
 	}
 	var h hash.Hash
 	if c.opts.DeriveSecret != nil {

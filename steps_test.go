@@ -56,10 +56,13 @@ func TestStepKey(t *testing.T) {
 	assert.Len(t, key(short, charge, nil), 26, "fits a MaxKeyLen below a UUID's")
 	assert.NotEqual(t, idem.DeriveKey("acct_1", "order-17", "charge"), base, "a domain of its own")
 
-	// Without a step, the request's method and URL (without its query) name it.
+	// Without a step, the request's method and path name it: neither the
+	// query nor the provider's address (a failover to another host, a
+	// service restarted on another port) changes the key.
 	unnamed := in("acct_1", "order-17")
 	a := key(plain, unnamed, post(unnamed, "https://psp.example/v1/charges?x=1"))
 	assert.Equal(t, a, key(plain, unnamed, post(unnamed, "https://psp.example/v1/charges?x=2")))
+	assert.Equal(t, a, key(plain, unnamed, post(unnamed, "http://10.0.0.7:8443/v1/charges")), "another address")
 	assert.NotEqual(t, a, key(plain, unnamed, post(unnamed, "https://psp.example/v1/refunds")))
 
 	_, ok := plain.StepKey(context.Background(), nil)

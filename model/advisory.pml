@@ -57,6 +57,9 @@ inline end_tx() {
 proctype Worker(byte w) {
 	byte src, s, k, t, c, sc, e;
 	bit fp, rf, got;
+#ifdef PROVIDER
+	byte bk, bc;   /* the key the handler sends B, and B's answer */
+#endif
 end:
 	do
 	:: atomic { toSrv??src, s, fp -> wsrc[w] = src + 1; k = KEY(s); wkey[w] = k;
@@ -117,6 +120,9 @@ end:
 #endif
 #endif
 			}
+#ifdef PROVIDER
+			call_b();   /* the handler calls B (provider.pml) */
+#endif
 			/* The record, and COMMIT with the handler's writes. */
 			atomic {
 				if
@@ -136,13 +142,21 @@ end:
 		fi;
 		atomic { answer(src, c, sc, rf, e);
 			wsrc[w] = 0; wkey[w] = 0; txa[w] = 0;
-			src = 0; s = 0; k = 0; t = 0; c = 0; sc = 0; e = 0; fp = 0; rf = 0; got = 0 }
+			src = 0; s = 0; k = 0; t = 0; c = 0; sc = 0; e = 0; fp = 0; rf = 0; got = 0
+#ifdef PROVIDER
+			; bk = 0; bc = 0
+#endif
+			}
 	} unless {
 		/* The worker crashes: its connection closes, and with it the
 		 * transaction and the lock. */
 		kill[w] -> atomic { printf("worker %d: crashes\n", w); kill[w] = 0; wsrc[w] = 0; wkey[w] = 0;
 			end_tx();
-			src = 0; s = 0; k = 0; t = 0; c = 0; sc = 0; e = 0; fp = 0; rf = 0; got = 0 }
+			src = 0; s = 0; k = 0; t = 0; c = 0; sc = 0; e = 0; fp = 0; rf = 0; got = 0
+#ifdef PROVIDER
+			; bk = 0; bc = 0
+#endif
+			}
 	}
 	od
 }

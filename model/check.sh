@@ -5,7 +5,10 @@
 # server designs. Then each mutant, a variant that brings back a known bug:
 # spin must find a counterexample, and it must break the property the bug
 # is about. Then the known limit (an effect outside the transaction), whose
-# counterexample is printed, shortened to the steps of the story.
+# counterexample is printed, shortened to the steps of the story. The
+# second hop (-DPROVIDER: the handler calls a provider B, itself behind
+# idem, with a key derived from its own) is checked with the real model,
+# and its mutants with the others.
 #
 # Exits non-zero if the real model has an error, a search is incomplete, or
 # a mutant is not caught. Usage: model/check.sh [-v]  (-v prints every
@@ -48,6 +51,8 @@ declare -A sign=(
 	[P4]='assertion violated \(sc=='
 	[P5]='assertion violated.*(wtok\[\(1-w\)\]|lock\[k\]==\(w\+1\))'
 	[LIMIT]='assertion violated \(ext\[k\]<=1\)'
+	[P1B]='assertion violated \(bfx\[k\]<=1\)'
+	[P2B]='assertion violated \(bfx\[k\]==1\)'
 )
 
 # check N NAME EXPECT MODE DEFINES... runs one search in its own directory
@@ -153,6 +158,15 @@ queue "ADVISORY, lookup in the lock's statement: the key keeps P1" pass safety \
 queue "ADVISORY, no connection lost: the outside call is made once" pass safety \
 	-DDESIGN=ADVISORY -DOUTSIDE -DLIMIT -DNO_WCRASH -DNO_RESTART
 
+section "The second hop: the handler calls provider B with a key derived from its own"
+for d in LEASE LEASE_TX ADVISORY; do
+	queue "$d + B: P1B P2B, and P1 P3 P4 P5" pass safety "-DDESIGN=$d" -DPROVIDER
+done
+for d in LEASE LEASE_TX ADVISORY; do
+	queue "$d + B: P2, weak fairness" pass liveness "-DDESIGN=$d" -DPROVIDER "$other"
+	queue "$d + B: P2, weak fairness, time stands still" pass liveness "-DDESIGN=$d" -DPROVIDER "$other" -DNO_EXPIRY
+done
+
 section "Mutants: each must break the property named"
 queue "unfenced completion (LEASE_TX) -> P1" P1 safety -DDESIGN=LEASE_TX -DMUT_UNFENCED
 queue "unfenced completion (LEASE) -> P1" P1 safety -DDESIGN=LEASE -DMUT_UNFENCED
@@ -167,6 +181,11 @@ queue "lookup in the lock's statement (ADVISORY) -> P5" P5 safety -DDESIGN=ADVIS
 queue "lookup in the lock's statement, no primary key -> P1" P1 safety \
 	-DDESIGN=ADVISORY -DMUT_SAME_STMT -DMUT_NO_PK -DNO_P5
 queue "records keyed without the scope (LEASE_TX) -> P4" P4 safety -DDESIGN=LEASE_TX -DMUT_NO_SCOPE
+for d in LEASE LEASE_TX ADVISORY; do
+	queue "a fresh key for B on every run ($d + B) -> P1B" P1B safety "-DDESIGN=$d" -DPROVIDER -DMUT_FRESH_KEY
+done
+queue "the handler goes on without B's answer (LEASE_TX + B) -> P2B" P2B safety \
+	-DDESIGN=LEASE_TX -DPROVIDER -DMUT_B_UNCHECKED
 
 section "Known limit: a call the handler makes outside the transaction can repeat"
 queue "LEASE, no crash, no restart: a worker paused past its lease" LIMIT shortest \

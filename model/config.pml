@@ -70,7 +70,9 @@
 #endif
 
 /* Count the handler's call outside the transaction (a card network): all
- * of the work in the LEASE design, only in the limit checks otherwise. */
-#if DESIGN == LEASE
+ * of the work in the LEASE design, only in the limit checks otherwise.
+ * With the second hop (-DPROVIDER, provider.pml) the call goes to B, with
+ * a key, instead. */
+#if DESIGN == LEASE && !defined(PROVIDER)
 #define OUTSIDE
 #endif

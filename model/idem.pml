@@ -23,6 +23,10 @@
  * worker paused past its lease, a spurious client timeout, a refusal for
  * want of credentials.
  *
+ * With -DPROVIDER, the second hop (provider.pml): the handler calls a
+ * provider B, itself behind idem, with a key derived from the (scope, key)
+ * it holds; B's request or answer may be lost on the way.
+ *
  * README.md maps every process and variable to the Go code.
  */
 
@@ -84,10 +88,19 @@ bit  calm;           /* no more faults from here on (liveness runs) */
 /* P1: the outcome of one (scope, key), and in a transaction its effect,
  * commits at most once. Nothing is sent for the key past its retention,
  * so a second commit is a second run even after the record expired. */
+#ifdef PROVIDER
+/* P2B (the second hop): an outcome commits only once B has charged for
+ * it, and B charges at most once (P1B, provider.pml): exactly once. */
+#define COMMIT(k, t) assert(commits[k] == 0); assert(bfx[k] == 1); commits[k]++; committed[k] = t
+#else
 #define COMMIT(k, t) assert(commits[k] == 0); commits[k]++; committed[k] = t
+#endif
 
 #include "network.pml"
 #include "client.pml"
+#ifdef PROVIDER
+#include "provider.pml"
+#endif
 #if DESIGN == ADVISORY
 #include "advisory.pml"
 #else

@@ -58,6 +58,9 @@ inline report() {
 proctype Worker(byte w) {
 	byte src, s, k, t, c, sc, e;
 	bit fp, rf, lost, acq;
+#ifdef PROVIDER
+	byte bk, bc;   /* the key the handler sends B, and B's answer */
+#endif
 end:
 	do
 	:: atomic { toSrv??src, s, fp -> wsrc[w] = src + 1; k = KEY(s); wkey[w] = k;
@@ -94,6 +97,9 @@ end:
 		:: t != 0 ->
 #if DESIGN == LEASE_TX
 			txa[w] = 1;   /* BeginWork: BEGIN on a connection of its own */
+#endif
+#ifdef PROVIDER
+			call_b();     /* the handler calls B (provider.pml) */
 #endif
 #ifdef OUTSIDE
 			/* The handler calls out. */
@@ -157,13 +163,21 @@ end:
 		fi;
 		atomic { answer(src, c, sc, rf, e);
 			wsrc[w] = 0; wkey[w] = 0; wtok[w] = 0; txa[w] = 0;
-			src = 0; s = 0; k = 0; t = 0; c = 0; sc = 0; e = 0; fp = 0; rf = 0; lost = 0; acq = 0 }
+			src = 0; s = 0; k = 0; t = 0; c = 0; sc = 0; e = 0; fp = 0; rf = 0; lost = 0; acq = 0
+#ifdef PROVIDER
+			; bk = 0; bc = 0
+#endif
+			}
 	} unless {
 		/* The worker crashes: the request is gone, the transaction rolls
 		 * back with the connection, the claim stays until its lease
 		 * lapses. */
 		kill[w] -> atomic { printf("worker %d: crashes\n", w); kill[w] = 0; wsrc[w] = 0; wkey[w] = 0; wtok[w] = 0; txa[w] = 0;
-			src = 0; s = 0; k = 0; t = 0; c = 0; sc = 0; e = 0; fp = 0; rf = 0; lost = 0; acq = 0 }
+			src = 0; s = 0; k = 0; t = 0; c = 0; sc = 0; e = 0; fp = 0; rf = 0; lost = 0; acq = 0
+#ifdef PROVIDER
+			; bk = 0; bc = 0
+#endif
+			}
 	}
 	od
 }

@@ -10,6 +10,15 @@
  *       advisory.pml)       key another worker holds; a lock holder never
  *                           runs the handler for a key already answered.
  *
+ * With the second hop (-DPROVIDER, provider.pml), the handler's call to a
+ * provider B that is itself protected by idem:
+ *
+ *   P1B (provider.pml)      B charges at most once for one (scope, key),
+ *                           whatever the re-runs of the parent request;
+ *   P2B (COMMIT, idem.pml)  an outcome commits only after B charged for
+ *                           its (scope, key): a completed operation was
+ *                           charged exactly once.
+ *
  * P2 is the LTL formula below, checked under weak fairness: an operation
  * that was sent ends, on disk, completed, failed, refused or expired.
  *

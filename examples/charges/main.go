@@ -160,8 +160,13 @@ func withRedis(ctx context.Context, cfg *charges.Config, addrs string) (string, 
 	if err != nil {
 		return "", err
 	}
-	if err := store.Check(ctx); err != nil {
-		log.Printf("charges: warning: %v", err)
+	// Every setting that lets Redis lose records, most severe first.
+	findings, err := store.Findings(ctx)
+	if err != nil {
+		log.Printf("charges: cannot read Redis's settings: %v", err)
+	}
+	for _, f := range findings {
+		log.Printf("charges: %s: %v", f.Severity, f)
 	}
 	cfg.Store = store
 	kind := "Redis"

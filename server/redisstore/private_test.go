@@ -56,40 +56,6 @@ func privateRedis(t *testing.T, args ...string) *redis.Client {
 	return rdb
 }
 
-// TestCheck reads the eviction policy of the test targets (both run
-// noeviction) and of private servers configured otherwise.
-func TestCheck(t *testing.T) {
-	t.Run("targets", func(t *testing.T) {
-		forEachTarget(t, func(t *testing.T, rdb redis.UniversalClient) {
-			require.NoError(t, newStore(t, rdb, redisstore.Options{}).Check(context.Background()))
-		})
-	})
-	tests := []struct {
-		name    string
-		args    []string
-		evicts  bool
-		message string
-	}{
-		{"noeviction", []string{"--maxmemory-policy", "noeviction"}, false, ""},
-		{"allkeys-lru", []string{"--maxmemory-policy", "allkeys-lru"}, true, "allkeys-lru"},
-		{"volatile-ttl evicts records, which all expire", []string{"--maxmemory-policy", "volatile-ttl"}, true, "volatile-ttl"},
-		{"CONFIG disabled: cannot tell", []string{"--maxmemory-policy", "allkeys-lru", "--rename-command", "CONFIG", ""}, false, ""},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			t.Parallel()
-			rdb := privateRedis(t, tt.args...)
-			err := newStore(t, rdb, redisstore.Options{}).Check(context.Background())
-			if !tt.evicts {
-				require.NoError(t, err)
-				return
-			}
-			require.ErrorIs(t, err, redisstore.ErrEvictionPolicy)
-			assert.Contains(t, err.Error(), tt.message)
-		})
-	}
-}
-
 // TestFullRedis fills a Redis with a small maxmemory (noeviction) with
 // claims until it refuses one. Then new keys are refused with ErrFull,
 // which the middleware answers as a full store (503, Retry-After: 30),
