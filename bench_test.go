@@ -275,7 +275,7 @@ func BenchmarkOpenJournal(b *testing.B) {
 						b.Fatal(err)
 					}
 					if i%10 != 0 {
-						op.State, op.Result, op.UpdatedAt = Completed, &Result{StatusCode: 201, Body: []byte(`{"id":"ch_1"}`)}, time.Now()
+						op.State, op.Response, op.UpdatedAt = Completed, &StoredResponse{StatusCode: 201, Body: []byte(`{"id":"ch_1"}`)}, time.Now()
 						if err := j.update(op); err != nil {
 							b.Fatal(err)
 						}
@@ -346,7 +346,7 @@ func BenchmarkJournalBegin(b *testing.B) {
 				if _, err := j.begin(op); err != nil {
 					b.Fatal(err)
 				}
-				op.State, op.Result = Completed, &Result{StatusCode: 201, Body: []byte(`{"id":"ch_1"}`)}
+				op.State, op.Response = Completed, &StoredResponse{StatusCode: 201, Body: []byte(`{"id":"ch_1"}`)}
 				if err := j.move(op, Pending, false); err != nil {
 					b.Fatal(err)
 				}

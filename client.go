@@ -319,14 +319,14 @@ func (c *Client) advance(op *Operation, ev event, o origin) (step, error) {
 	}
 	op.State, op.UpdatedAt = s.to, time.Now()
 	if s.to == Pending {
-		op.Result = nil // a refusal, continued
+		op.Response = nil // a refusal, continued
 	}
 	return s, c.journal.move(op, from, s.write == durableWrite)
 }
 
 // fromJournal answers a repeat of a finished operation from its record.
 func (c *Client) fromJournal(op *Operation) (*Response, error) {
-	r := op.Result
+	r := op.Response
 	if r == nil {
 		return nil, op.error(fmt.Errorf("%w: %s: %s operation %q has no result", ErrJournalCorrupt, c.journal.path, op.State, op.Key), 0)
 	}
@@ -370,7 +370,7 @@ func (c *Client) record(op *Operation, r *Response, reused bool, o origin) {
 	body = bytes.Clone(body) // the caller owns r.Body and may change it
 	h := c.secrets.safeResponseHeader(r.Header)
 	op.Attempts = r.Attempts
-	op.Result = &Result{StatusCode: r.StatusCode, Header: h, Body: body, Truncated: truncated,
+	op.Response = &StoredResponse{StatusCode: r.StatusCode, Header: h, Body: body, Truncated: truncated,
 		Replayed: r.Replayed, KeyReused: reused}
 	if _, err := c.advance(op, answerEvent(r.StatusCode, r.Replayed), o); err != nil && c.opts.Logger != nil {
 		c.opts.Logger.Warn("idem: could not journal an outcome; the operation will be resumed and replayed",

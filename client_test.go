@@ -762,7 +762,7 @@ func TestAnswersFromTheJournalAreCopies(t *testing.T) {
 	resp := send()
 	looked, _, err := c.journal.Lookup(resp.Key)
 	require.NoError(t, err)
-	looked.Result.Body[0] = 'Y' // a Lookup result is the caller's too
+	looked.Response.Body[0] = 'Y' // a Lookup result is the caller's too
 	first := send()
 	require.True(t, first.FromJournal)
 	first.Body[0] = 'X'

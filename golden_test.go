@@ -46,14 +46,14 @@ func goldenOperations() []*Operation {
 			Body:        body,
 			Fingerprint: hexFP("7ed102b47d8bce710ae8c1279de613837eeda16aabb5c120b1bbddfa1d0929be"),
 			State:       Completed, CreatedAt: at(1), ExpiresAt: at(86401), UpdatedAt: at(2), Attempts: 3,
-			Result: &Result{StatusCode: 201, Header: http.Header{"Content-Type": {"application/json"}, "X-Odd": {"caf\xe9"}},
+			Response: &StoredResponse{StatusCode: 201, Header: http.Header{"Content-Type": {"application/json"}, "X-Odd": {"caf\xe9"}},
 				Body: []byte(`{"id":"ch_1"}`), Truncated: true, Replayed: true},
 		},
 		{ // failed, no body, no headers
 			Key: `a key with "quotes" and \ backslash`, Method: http.MethodPatch, URL: "http://127.0.0.1:8080/o/1",
 			Fingerprint: hexFP("46dc991c08b062c74b914e0b11e307e4da271aca07e8d60a6e27062c7ff2de23"),
 			State:       Failed, CreatedAt: at(3), ExpiresAt: at(86403), UpdatedAt: at(4), Attempts: 1,
-			Result: &Result{StatusCode: 400},
+			Response: &StoredResponse{StatusCode: 400},
 		},
 		{ // expired
 			Key: "expired-1", Method: http.MethodPost, URL: u, Body: []byte("not json \x00\xff"),

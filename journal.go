@@ -33,12 +33,6 @@ type JournalOptions struct {
 	// server's key retention (Options.KeyRetention).
 	PurgeAfter time.Duration
 
-	// Retention is the former name of PurgeAfter, used when PurgeAfter is
-	// zero. OpenJournal refuses the two set to different values.
-	//
-	// Deprecated: use PurgeAfter.
-	Retention time.Duration
-
 	// Observer, if set, hears of the journal's commits (see
 	// JournalObserver). Default nil: no events, at no cost.
 	Observer *JournalObserver
@@ -50,19 +44,12 @@ type JournalOptions struct {
 }
 
 func (o JournalOptions) withDefaults() (JournalOptions, error) {
-	if o.PurgeAfter != 0 && o.Retention != 0 && o.PurgeAfter != o.Retention {
-		return o, fmt.Errorf("idem: JournalOptions.PurgeAfter (%v) and its former name, Retention (%v), are both set, to different values; set PurgeAfter alone", o.PurgeAfter, o.Retention)
-	}
 	if o.LockTimeout <= 0 {
 		o.LockTimeout = time.Second
 	}
 	if o.PurgeAfter == 0 {
-		o.PurgeAfter = o.Retention
-	}
-	if o.PurgeAfter == 0 {
 		o.PurgeAfter = 7 * 24 * time.Hour
 	}
-	o.Retention = 0
 	return o, nil
 }
 
@@ -101,7 +88,7 @@ type Journal struct {
 	// overlay of lazy writes. Tests only.
 	testHookViewed func()
 
-	names *nameIndex // the names records carry (see names.go)
+	names *nameIndex // the names records carry (see journal_names.go)
 	locks keyLocks   // calls with one key, one at a time, from every Client
 }
 

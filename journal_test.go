@@ -225,7 +225,7 @@ func TestJournalWritesBeforeTheFirstByte(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, Completed, op.State)
 	assert.Equal(t, 2, op.Attempts)
-	assert.Equal(t, 201, op.Result.StatusCode)
+	assert.Equal(t, 201, op.Response.StatusCode)
 }
 
 // TestJournalMintedKeySkipsLookups: a key minted for the call cannot be in
@@ -360,7 +360,7 @@ func TestJournalGroupCommit(t *testing.T) {
 				defer wg.Done()
 				op := sampleOperation()
 				op.Key = fmt.Sprintf("group-%d", i)
-				op.State, op.Result = Pending, nil
+				op.State, op.Response = Pending, nil
 				prev, err := j.begin(op)
 				assert.NoError(t, err)
 				assert.Nil(t, prev)
@@ -395,7 +395,7 @@ func TestJournalRecordsSurviveBufferReuse(t *testing.T) {
 			defer wg.Done()
 			for i := range rounds {
 				op := sampleOperation()
-				op.minted, op.State, op.Result = true, Pending, nil
+				op.minted, op.State, op.Response = true, Pending, nil
 				op.UpdatedAt = time.Now() // not purged when the journal opens again
 				op.Body = bytes.Repeat([]byte{byte('a' + w%26)}, []int{3, 900, 5000, maxPooledBuf + 1}[(w+i)%4])
 				if _, err := j.begin(op); !assert.NoError(t, err) {
@@ -403,7 +403,7 @@ func TestJournalRecordsSurviveBufferReuse(t *testing.T) {
 				}
 				op.State, op.Attempts = Pending, i
 				assert.NoError(t, j.update(op))
-				op.State, op.Result = Completed, &Result{StatusCode: 200 + i, Body: []byte(op.Key)}
+				op.State, op.Response = Completed, &StoredResponse{StatusCode: 200 + i, Body: []byte(op.Key)}
 				assert.NoError(t, j.updateNow(op))
 				cp := *op
 				cp.minted = false // not journaled
@@ -521,7 +521,7 @@ func TestJournalLazyWritesAreNotPutOff(t *testing.T) {
 		var written []time.Time
 		for i := range writes {
 			key := fmt.Sprint("lazy-", i)
-			require.NoError(t, j.update(&Operation{Key: key, Method: http.MethodPost, State: Completed, Result: &Result{StatusCode: 200}}))
+			require.NoError(t, j.update(&Operation{Key: key, Method: http.MethodPost, State: Completed, Response: &StoredResponse{StatusCode: 200}}))
 			written = append(written, time.Now())
 			time.Sleep(lazyFlushDelay / 4)
 			synctest.Wait() // the committer has done all it was due to do by now
@@ -589,12 +589,11 @@ func TestJournalPurgeKeepsBindingsAwaitingTheirOperation(t *testing.T) {
 }
 
 // TestJournalPurgeAfter: finished operations older than PurgeAfter go
-// when the journal opens; the former name, Retention, still works.
+// when the journal opens.
 func TestJournalPurgeAfter(t *testing.T) {
 	t.Parallel()
 	for name, opts := range map[string]JournalOptions{
-		"PurgeAfter":            {PurgeAfter: time.Hour},
-		"Retention, deprecated": {Retention: time.Hour},
+		"PurgeAfter": {PurgeAfter: time.Hour},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -46,9 +46,9 @@ type Operation struct {
 	UpdatedAt time.Time
 	// Attempts counts the attempts of the process that finished it.
 	Attempts int
-	// Result is the final response, for Completed, Failed and Refused
+	// Response is the final response, for Completed, Failed and Refused
 	// operations.
-	Result *Result
+	Response *StoredResponse
 
 	u        *url.URL    // the live request's URL, until URL is needed
 	secrets  *secretRule // the client's, for URL
@@ -67,11 +67,11 @@ func (op *Operation) clone() *Operation {
 	cp := *op
 	cp.Header = op.Header.Clone()
 	cp.Body = bytes.Clone(op.Body)
-	if op.Result != nil {
-		r := *op.Result
+	if op.Response != nil {
+		r := *op.Response
 		r.Header = r.Header.Clone()
 		r.Body = bytes.Clone(r.Body)
-		cp.Result = &r
+		cp.Response = &r
 	}
 	return &cp
 }
@@ -93,8 +93,8 @@ func (op *Operation) url() string {
 	return op.URL
 }
 
-// Result is a final response as the journal records it.
-type Result struct {
+// StoredResponse is a final response as the journal records it.
+type StoredResponse struct {
 	StatusCode int
 	// Header is the response's header without the fields whose names say
 	// they carry a credential (Set-Cookie, X-Subject-Token, ...; the rule

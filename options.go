@@ -117,7 +117,7 @@ type Options struct {
 	// different request: for an API that signals it its own way. resp is
 	// the live answer, its whole body read. Key reuse is returned by Do as
 	// an *Error wrapping ErrKeyReused, and journaled as such
-	// (Result.KeyReused), so a later call with the key is answered the
+	// (StoredResponse.KeyReused), so a later call with the key is answered the
 	// same way without the network.
 	//
 	// idem itself recognises idem's own problem type, a 422 problem

@@ -4,7 +4,6 @@
 package idem
 
 import (
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -84,17 +83,6 @@ func TestNewAcceptsMeaningfulNegatives(t *testing.T) {
 	o, err = Options{}.withDefaults()
 	require.NoError(t, err)
 	assert.Equal(t, 200*time.Millisecond, o.BaseDelay)
-}
-
-func TestOpenJournalRefusesContradictoryOptions(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	_, err := OpenJournal(filepath.Join(dir, "j"), JournalOptions{PurgeAfter: time.Hour, Retention: 48 * time.Hour})
-	require.Error(t, err)
-	assert.Contains(t, err.Error(), "JournalOptions.PurgeAfter")
-	j, err := OpenJournal(filepath.Join(dir, "j"), JournalOptions{PurgeAfter: time.Hour, Retention: time.Hour})
-	require.NoError(t, err, "the same value twice is no contradiction")
-	require.NoError(t, j.Close())
 }
 
 // TestProfileFillsZeroFields: a profile's values fill the fields left zero,

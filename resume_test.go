@@ -91,7 +91,7 @@ func TestResumeExpiresOldOperations(t *testing.T) {
 	s := newScripted(t, statuses(201))
 	j := openJournal(t, "")
 	op := sampleOperation()
-	op.Key, op.URL, op.State, op.Result = "old-op", s.srv.URL, Pending, nil
+	op.Key, op.URL, op.State, op.Response = "old-op", s.srv.URL, Pending, nil
 	op.Fingerprint = fingerprint(op.Method, op.URL, op.Header.Get("Content-Type"), op.Body)
 	op.CreatedAt = time.Now().Add(-25 * time.Hour)
 	op.ExpiresAt = op.CreatedAt.Add(24 * time.Hour)

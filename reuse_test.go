@@ -125,8 +125,8 @@ func TestKeyReuseThroughDo(t *testing.T) {
 			require.NoError(t, err)
 			require.True(t, ok)
 			assert.Equal(t, Failed, op.State)
-			assert.Equal(t, srv.reused, op.Result.KeyReused, "the journal tells key reuse from a plain 4xx")
-			assert.Equal(t, srv.status, op.Result.StatusCode)
+			assert.Equal(t, srv.reused, op.Response.KeyReused, "the journal tells key reuse from a plain 4xx")
+			assert.Equal(t, srv.status, op.Response.StatusCode)
 		})
 	}
 }
@@ -151,7 +151,7 @@ func TestKeyReuseThroughHTTPClient(t *testing.T) {
 				require.NoError(t, err)
 				require.True(t, ok)
 				assert.Equal(t, Failed, op.State)
-				assert.Equal(t, srv.reused, op.Result.KeyReused)
+				assert.Equal(t, srv.reused, op.Response.KeyReused)
 			}
 			assert.Len(t, s.seen(), 2, "each POST is an operation of its own, under its own key")
 		})

@@ -181,7 +181,7 @@ func TestOlderRecordsOfRefusalsReadAsRefused(t *testing.T) {
 	for _, tc := range cases {
 		op := sampleOperation()
 		op.State = Failed
-		op.Result = &Result{StatusCode: tc.status, Replayed: tc.replayed}
+		op.Response = &StoredResponse{StatusCode: tc.status, Replayed: tc.replayed}
 		for _, version := range []byte{1, 2} {
 			enc := op.appendRecord(nil, version)
 			require.Equal(t, byte(Failed), enc[1], "written as the earlier releases wrote it")
@@ -191,7 +191,7 @@ func TestOlderRecordsOfRefusalsReadAsRefused(t *testing.T) {
 		}
 	}
 	op := sampleOperation()
-	op.State, op.Result = Refused, &Result{StatusCode: http.StatusUnauthorized}
+	op.State, op.Response = Refused, &StoredResponse{StatusCode: http.StatusUnauthorized}
 	enc := op.encode(nil)
 	require.Equal(t, []byte{recordVersion, byte(Refused)}, enc[:2])
 	got, err := decodeOperation(enc)

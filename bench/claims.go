@@ -45,7 +45,7 @@ func timeClaims(cfg config, st server.Store) (fresh, replay sample) {
 	done := server.Key{Scope: "bench", Key: newKey()}
 	c, err := st.Claim(ctx, done, "fp", time.Minute)
 	must(err)
-	must(st.Complete(ctx, done, c.Token, server.Response{Status: 201, Body: []byte(`{"id":"ch_1"}`)}, time.Hour))
+	must(st.Complete(ctx, done, c.Token, server.StoredResponse{Status: 201, Body: []byte(`{"id":"ch_1"}`)}, time.Hour))
 	for range cfg.rounds {
 		for range cfg.seqOps {
 			k := server.Key{Scope: "bench", Key: newKey()}

@@ -37,7 +37,7 @@
  * more; 2: past the server's retention, which may forget the record. */
 byte phase;
 
-/* ---- the client's journal (journal.go, record.go) ------------------ */
+/* ---- the client's journal (journal.go, journal_record.go) ------------------ */
 #define NONE      0
 #define PENDING   1
 #define REFUSED   2

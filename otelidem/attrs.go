@@ -17,7 +17,7 @@ import (
 // db.*, error.type, server.address).
 const (
 	// ResultKey is the attribute key of how a request was answered:
-	// server.Result's values ("executed", "replayed", ...).
+	// server.Outcome's values ("executed", "replayed", ...).
 	ResultKey = attribute.Key("idem.result")
 	// TakeoverKey marks a claim span whose key was taken over from a
 	// worker whose lease lapsed.

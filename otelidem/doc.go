@@ -31,7 +31,7 @@
 // handler's answer was not recorded: 5xx, 408, 425, 429), replayed,
 // in_flight, key_reused, key_missing, key_invalid, scope_unavailable,
 // body_too_large, body_unreadable, store_unavailable, store_full,
-// overloaded, lease_lost or handler_failed (see server.Result).
+// overloaded, lease_lost or handler_failed (see server.Outcome).
 // http.route is the ServeMux pattern's path ("/charges/{id}"), absent
 // when no pattern routed the request; RunOnce calls carry idem.result
 // alone. db.operation.name is claim, renew, complete, release, begin,

@@ -100,7 +100,7 @@ func NewServerObserver(opts Options) (*server.Observer, error) {
 }
 
 func (o *serverObserver) request(ctx context.Context, r server.RequestInfo) {
-	k := requestAttrs{result: string(r.Result), route: r.Route}
+	k := requestAttrs{result: string(r.Outcome), route: r.Route}
 	if r.Method != "" {
 		k.method = method(r.Method)
 	}
@@ -143,10 +143,10 @@ func (o *serverObserver) claimEnd(ctx context.Context, c server.ClaimEndInfo) {
 	}
 	span := trace.SpanFromContext(ctx)
 	if span.IsRecording() {
-		span.SetAttributes(ResultKey.String(string(c.Result)))
-		if failed(c.Result) {
-			span.SetAttributes(semconv.ErrorTypeKey.String(string(c.Result)))
-			span.SetStatus(codes.Error, string(c.Result))
+		span.SetAttributes(ResultKey.String(string(c.Outcome)))
+		if failed(c.Outcome) {
+			span.SetAttributes(semconv.ErrorTypeKey.String(string(c.Outcome)))
+			span.SetStatus(codes.Error, string(c.Outcome))
 		}
 	}
 	span.End()
@@ -155,10 +155,10 @@ func (o *serverObserver) claimEnd(ctx context.Context, c server.ClaimEndInfo) {
 // failed reports whether a claimed request answered res failed on the
 // server's side: its span is marked an error. A released answer (the
 // handler's own 5xx) is marked by the HTTP span around it, if at all.
-func failed(res server.Result) bool {
+func failed(res server.Outcome) bool {
 	switch res {
-	case server.ResultHandlerFailed, server.ResultLeaseLost, server.ResultStoreUnavailable,
-		server.ResultStoreFull, server.ResultOverloaded:
+	case server.OutcomeHandlerFailed, server.OutcomeLeaseLost, server.OutcomeStoreUnavailable,
+		server.OutcomeStoreFull, server.OutcomeOverloaded:
 		return true
 	}
 	return false

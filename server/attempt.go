@@ -65,7 +65,7 @@ type attempt struct {
 // outcome releases.
 type outcome struct {
 	record    bool
-	resp      Response
+	resp      StoredResponse
 	retention time.Duration
 }
 
@@ -192,21 +192,21 @@ func (a *attempt) rollback(ctx context.Context) error {
 
 // observeEnd tells the observer that the claim, which end has ended, was
 // answered with res. Both users of attempt call it once, right after end.
-func (a *attempt) observeEnd(res Result) {
+func (a *attempt) observeEnd(res Outcome) {
 	if a.obs != nil && a.obs.ClaimEnd != nil && a.detached.Context != nil {
-		a.obs.ClaimEnd(a.detached.Context, ClaimEndInfo{Result: res})
+		a.obs.ClaimEnd(a.detached.Context, ClaimEndInfo{Outcome: res})
 	}
 }
 
 // endedAs is the Result of a claim whose work answered (or gave up) as
 // the Result as says, and whose end did res: a lost lease or a failed
 // commit overrides it.
-func endedAs(as Result, res endResult) Result {
+func endedAs(as Outcome, res endResult) Outcome {
 	switch res {
 	case lost:
-		return ResultLeaseLost
+		return OutcomeLeaseLost
 	case commitFailed:
-		return ResultStoreUnavailable
+		return OutcomeStoreUnavailable
 	}
 	return as
 }

@@ -33,7 +33,7 @@ func bodyKeyProblems(p bodykey.Path) (missing, invalid *problem) {
 func (h *handler) serveBodyKeyed(w http.ResponseWriter, r *http.Request) {
 	scope, ok := h.scope(r)
 	if !ok {
-		h.refuse(w, r, problemScopeUnavailable, ResultScopeUnavailable)
+		h.refuse(w, r, problemScopeUnavailable, OutcomeScopeUnavailable)
 		return
 	}
 	body, ok := h.bodyOrRefuse(w, r)
@@ -43,17 +43,17 @@ func (h *handler) serveBodyKeyed(w http.ResponseWriter, r *http.Request) {
 	k, found, err := bodykey.Get(body, h.cfg.bodyKey)
 	switch {
 	case err != nil:
-		h.refuse(w, r, h.cfg.problems.keyInvalid, ResultKeyInvalid)
+		h.refuse(w, r, h.cfg.problems.keyInvalid, OutcomeKeyInvalid)
 		return
 	case !found && h.cfg.optional:
 		r.Body, r.ContentLength = io.NopCloser(bytes.NewReader(body)), int64(len(body))
 		h.next.ServeHTTP(w, r)
 		return
 	case !found:
-		h.refuse(w, r, h.cfg.problems.keyMissing, ResultKeyMissing)
+		h.refuse(w, r, h.cfg.problems.keyMissing, OutcomeKeyMissing)
 		return
 	case key.Validate(k) != key.OK:
-		h.refuse(w, r, h.cfg.problems.keyInvalid, ResultKeyInvalid)
+		h.refuse(w, r, h.cfg.problems.keyInvalid, OutcomeKeyInvalid)
 		return
 	}
 	stripped, _ := bodykey.Without(body, h.cfg.bodyKey)

@@ -47,18 +47,18 @@ func (s *slowClaims) ClaimWork(ctx context.Context, k server.Key, fp string) (se
 // results records the Results an Observer hears of.
 type results struct {
 	mu  sync.Mutex
-	all []server.Result
+	all []server.Outcome
 }
 
 func (r *results) observer() *server.Observer {
 	return &server.Observer{Request: func(_ context.Context, info server.RequestInfo) {
 		r.mu.Lock()
 		defer r.mu.Unlock()
-		r.all = append(r.all, info.Result)
+		r.all = append(r.all, info.Outcome)
 	}}
 }
 
-func (r *results) take() []server.Result {
+func (r *results) take() []server.Outcome {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	all := r.all
@@ -114,7 +114,7 @@ func TestClaimWorkThatCannotStartIsRefused(t *testing.T) {
 
 				requireProblem(t, replyOf(rec), http.StatusServiceUnavailable, server.ProblemOverloaded)
 				assert.NotEmpty(t, rec.Header().Get("Retry-After"))
-				assert.Equal(t, []server.Result{server.ResultOverloaded}, got.take())
+				assert.Equal(t, []server.Outcome{server.OutcomeOverloaded}, got.take())
 				assert.Zero(t, runs, "the handler never ran")
 				assert.Equal(t, tt.ends, store.endsOf(server.Key{Key: "stuck-1"}))
 				if tt.late == 0 {
@@ -187,7 +187,7 @@ func TestRunOnceClaimWorkThatCannotStart(t *testing.T) {
 			_, _, err := server.RunOnce(ctx, store, k, "fp", counted(&n, "done", nil), opts)
 			require.ErrorIs(t, err, server.ErrOverloaded)
 			assert.Zero(t, n.Load())
-			assert.Equal(t, []server.Result{server.ResultOverloaded}, got.take())
+			assert.Equal(t, []server.Outcome{server.OutcomeOverloaded}, got.take())
 			if late > 0 {
 				assert.Equal(t, []string{"Rollback"}, store.endsOf(k))
 			} else {

@@ -49,12 +49,12 @@ func (e *claimEvents) take() []string {
 
 func (e *claimEvents) observer() *server.Observer {
 	return &server.Observer{
-		Request: func(_ context.Context, i server.RequestInfo) { e.add("request " + string(i.Result)) },
+		Request: func(_ context.Context, i server.RequestInfo) { e.add("request " + string(i.Outcome)) },
 		ClaimStart: func(ctx context.Context, _ server.ClaimStartInfo) context.Context {
 			e.add("claim start")
 			return ctx
 		},
-		ClaimEnd: func(_ context.Context, i server.ClaimEndInfo) { e.add("claim end " + string(i.Result)) },
+		ClaimEnd: func(_ context.Context, i server.ClaimEndInfo) { e.add("claim end " + string(i.Outcome)) },
 	}
 }
 

@@ -107,7 +107,7 @@
 // # Observing
 //
 // Options.Observer (and RunOptions.Observer) receives an event for each
-// request answered, with its [Result] ("executed", "replayed",
+// request answered, with its [Outcome] ("executed", "replayed",
 // "in_flight", "key_reused" and the others), method and route; for each
 // claim's start and end, where a tracer opens and closes a span around
 // the work; for each lease renewal; and for each store call, with its

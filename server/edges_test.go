@@ -230,7 +230,7 @@ func (outsideWork) BeginWork(ctx context.Context, _ server.Key, _ string) (conte
 	return ctx, nil, nil
 }
 
-func (outsideWork) Complete(context.Context, server.Key, string, server.Response, time.Duration) error {
+func (outsideWork) Complete(context.Context, server.Key, string, server.StoredResponse, time.Duration) error {
 	return errors.New("store down")
 }
 
@@ -264,7 +264,7 @@ func TestFailedCompleteAfterOutsideWorkKeepsTheKey(t *testing.T) {
 // context ends, as over a silent network partition.
 type hangingComplete struct{ server.Store }
 
-func (hangingComplete) Complete(ctx context.Context, _ server.Key, _ string, _ server.Response, _ time.Duration) error {
+func (hangingComplete) Complete(ctx context.Context, _ server.Key, _ string, _ server.StoredResponse, _ time.Duration) error {
 	<-ctx.Done()
 	return ctx.Err()
 }
@@ -352,7 +352,7 @@ type failingCommit struct{ server.Store }
 
 type failingWork struct{}
 
-func (failingWork) Commit(context.Context, server.Response, time.Duration) error {
+func (failingWork) Commit(context.Context, server.StoredResponse, time.Duration) error {
 	return errors.New("commit failed: connection reset")
 }
 func (failingWork) Rollback(context.Context) error { return nil }

@@ -38,7 +38,7 @@ type endingCase struct {
 	// result is what the observer hears of the request (of RunOnce, the
 	// same, except that work cancelled without answering returns an
 	// error: ResultReleased).
-	result server.Result
+	result server.Outcome
 }
 
 var errWork = errors.New("work failed")
@@ -50,29 +50,29 @@ func endingCases() []endingCase {
 	loseLease := func(s *fakeStore) { s.loseLease = true }
 	handlerFailed, leaseLost, unavailable := server.ProblemHandlerFailed, server.ProblemLeaseLost, server.ProblemStoreUnavailable
 	return []endingCase{
-		{"returns", "Store", "answer", nil, []string{"Complete"}, 201, "", nil, false, "replay", server.ResultExecuted},
-		{"returns a released status", "Store", "fail", nil, []string{"Release"}, 500, "", errWork, false, "runs", server.ResultReleased},
-		{"panics", "Store", "panic", nil, []string{"Release"}, 500, handlerFailed, nil, false, "runs", server.ResultHandlerFailed},
-		{"client left, work answered", "Store", "outlive", nil, []string{"Complete"}, 201, "", nil, false, "replay", server.ResultExecuted},
-		{"cancelled without answering", "Store", "cancel", nil, []string{"Release"}, 500, handlerFailed, context.Canceled, false, "runs", server.ResultHandlerFailed},
-		{"lease lost", "Store", "lose", loseLease, []string{"Complete"}, 409, leaseLost, server.ErrLeaseLost, false, "held", server.ResultLeaseLost},
-		{"record failed", "Store", "answer", failComplete, []string{"Complete"}, 201, "", errStore, true, "held", server.ResultExecuted},
+		{"returns", "Store", "answer", nil, []string{"Complete"}, 201, "", nil, false, "replay", server.OutcomeExecuted},
+		{"returns a released status", "Store", "fail", nil, []string{"Release"}, 500, "", errWork, false, "runs", server.OutcomeReleased},
+		{"panics", "Store", "panic", nil, []string{"Release"}, 500, handlerFailed, nil, false, "runs", server.OutcomeHandlerFailed},
+		{"client left, work answered", "Store", "outlive", nil, []string{"Complete"}, 201, "", nil, false, "replay", server.OutcomeExecuted},
+		{"cancelled without answering", "Store", "cancel", nil, []string{"Release"}, 500, handlerFailed, context.Canceled, false, "runs", server.OutcomeHandlerFailed},
+		{"lease lost", "Store", "lose", loseLease, []string{"Complete"}, 409, leaseLost, server.ErrLeaseLost, false, "held", server.OutcomeLeaseLost},
+		{"record failed", "Store", "answer", failComplete, []string{"Complete"}, 201, "", errStore, true, "held", server.OutcomeExecuted},
 
-		{"returns", "Transactor", "answer", nil, []string{"Commit"}, 201, "", nil, false, "replay", server.ResultExecuted},
-		{"returns a released status", "Transactor", "fail", nil, []string{"Rollback", "Release"}, 500, "", errWork, false, "runs", server.ResultReleased},
-		{"panics", "Transactor", "panic", nil, []string{"Rollback", "Release"}, 500, handlerFailed, nil, false, "runs", server.ResultHandlerFailed},
-		{"client left, work answered", "Transactor", "outlive", nil, []string{"Commit"}, 201, "", nil, false, "replay", server.ResultExecuted},
-		{"cancelled without answering", "Transactor", "cancel", nil, []string{"Rollback", "Release"}, 500, handlerFailed, context.Canceled, false, "runs", server.ResultHandlerFailed},
-		{"lease lost", "Transactor", "lose", loseLease, []string{"Rollback", "Release"}, 409, leaseLost, server.ErrLeaseLost, false, "held", server.ResultLeaseLost},
-		{"commit failed", "Transactor", "answer", failCommit, []string{"Commit", "Release"}, 503, unavailable, errStore, false, "runs", server.ResultStoreUnavailable},
+		{"returns", "Transactor", "answer", nil, []string{"Commit"}, 201, "", nil, false, "replay", server.OutcomeExecuted},
+		{"returns a released status", "Transactor", "fail", nil, []string{"Rollback", "Release"}, 500, "", errWork, false, "runs", server.OutcomeReleased},
+		{"panics", "Transactor", "panic", nil, []string{"Rollback", "Release"}, 500, handlerFailed, nil, false, "runs", server.OutcomeHandlerFailed},
+		{"client left, work answered", "Transactor", "outlive", nil, []string{"Commit"}, 201, "", nil, false, "replay", server.OutcomeExecuted},
+		{"cancelled without answering", "Transactor", "cancel", nil, []string{"Rollback", "Release"}, 500, handlerFailed, context.Canceled, false, "runs", server.OutcomeHandlerFailed},
+		{"lease lost", "Transactor", "lose", loseLease, []string{"Rollback", "Release"}, 409, leaseLost, server.ErrLeaseLost, false, "held", server.OutcomeLeaseLost},
+		{"commit failed", "Transactor", "answer", failCommit, []string{"Commit", "Release"}, 503, unavailable, errStore, false, "runs", server.OutcomeStoreUnavailable},
 
-		{"returns", "WorkClaimer", "answer", nil, []string{"Commit"}, 201, "", nil, false, "replay", server.ResultExecuted},
-		{"returns a released status", "WorkClaimer", "fail", nil, []string{"Rollback"}, 500, "", errWork, false, "runs", server.ResultReleased},
-		{"panics", "WorkClaimer", "panic", nil, []string{"Rollback"}, 500, handlerFailed, nil, false, "runs", server.ResultHandlerFailed},
-		{"client left, work answered", "WorkClaimer", "outlive", nil, []string{"Commit"}, 201, "", nil, false, "replay", server.ResultExecuted},
-		{"cancelled without answering", "WorkClaimer", "cancel", nil, []string{"Rollback"}, 500, handlerFailed, context.Canceled, false, "runs", server.ResultHandlerFailed},
-		{"recorded by another unit of work", "WorkClaimer", "answer", loseCommit, []string{"Commit"}, 409, leaseLost, server.ErrLeaseLost, false, "runs", server.ResultLeaseLost},
-		{"commit failed", "WorkClaimer", "answer", failCommit, []string{"Commit"}, 503, unavailable, errStore, false, "runs", server.ResultStoreUnavailable},
+		{"returns", "WorkClaimer", "answer", nil, []string{"Commit"}, 201, "", nil, false, "replay", server.OutcomeExecuted},
+		{"returns a released status", "WorkClaimer", "fail", nil, []string{"Rollback"}, 500, "", errWork, false, "runs", server.OutcomeReleased},
+		{"panics", "WorkClaimer", "panic", nil, []string{"Rollback"}, 500, handlerFailed, nil, false, "runs", server.OutcomeHandlerFailed},
+		{"client left, work answered", "WorkClaimer", "outlive", nil, []string{"Commit"}, 201, "", nil, false, "replay", server.OutcomeExecuted},
+		{"cancelled without answering", "WorkClaimer", "cancel", nil, []string{"Rollback"}, 500, handlerFailed, context.Canceled, false, "runs", server.OutcomeHandlerFailed},
+		{"recorded by another unit of work", "WorkClaimer", "answer", loseCommit, []string{"Commit"}, 409, leaseLost, server.ErrLeaseLost, false, "runs", server.OutcomeLeaseLost},
+		{"commit failed", "WorkClaimer", "answer", failCommit, []string{"Commit"}, 503, unavailable, errStore, false, "runs", server.OutcomeStoreUnavailable},
 	}
 }
 
@@ -226,7 +226,7 @@ func TestEveryEndingEndsTheClaimOnceRunOnce(t *testing.T) {
 		}()
 		want := c.result
 		if c.behave == "cancel" {
-			want = server.ResultReleased // the work returned ctx's error
+			want = server.OutcomeReleased // the work returned ctx's error
 		}
 		events.check(t, c, want)
 

@@ -30,7 +30,7 @@ func (s *brokenStore) Claim(ctx context.Context, k server.Key, fp string, lease 
 	return s.Store.Claim(ctx, k, fp, lease)
 }
 
-func (s *brokenStore) Complete(ctx context.Context, k server.Key, token string, resp server.Response, retention time.Duration) error {
+func (s *brokenStore) Complete(ctx context.Context, k server.Key, token string, resp server.StoredResponse, retention time.Duration) error {
 	if s.complete.Load() {
 		return errSecret
 	}
@@ -141,7 +141,7 @@ type txWork struct {
 	token string
 }
 
-func (w *txWork) Commit(ctx context.Context, resp server.Response, retention time.Duration) error {
+func (w *txWork) Commit(ctx context.Context, resp server.StoredResponse, retention time.Duration) error {
 	w.s.commits.Add(1)
 	if err := w.s.commitErr.Load(); err != nil {
 		return *err

@@ -35,7 +35,7 @@ type fakeRecord struct {
 	token     string    // "" once completed, or while a unit of work holds it
 	until     time.Time // the lease's end
 	completed bool
-	resp      server.Response
+	resp      server.StoredResponse
 	lock      sync.Mutex // held by the unit of work that claimed the key (fakeWorkClaimer)
 }
 
@@ -106,14 +106,14 @@ func (s *fakeStore) Renew(_ context.Context, k server.Key, token string, lease t
 	return err
 }
 
-func (s *fakeStore) Complete(_ context.Context, k server.Key, token string, resp server.Response, _ time.Duration) error {
+func (s *fakeStore) Complete(_ context.Context, k server.Key, token string, resp server.StoredResponse, _ time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.logEnd(k, "Complete")
 	return s.complete(k, token, resp, s.failComplete)
 }
 
-func (s *fakeStore) complete(k server.Key, token string, resp server.Response, fail error) error {
+func (s *fakeStore) complete(k server.Key, token string, resp server.StoredResponse, fail error) error {
 	r, err := s.held(k, token)
 	switch {
 	case err != nil:
@@ -152,7 +152,7 @@ type fakeTxWork struct {
 	token string
 }
 
-func (w *fakeTxWork) Commit(_ context.Context, resp server.Response, _ time.Duration) error {
+func (w *fakeTxWork) Commit(_ context.Context, resp server.StoredResponse, _ time.Duration) error {
 	w.s.mu.Lock()
 	defer w.s.mu.Unlock()
 	w.s.logEnd(w.k, "Commit")
@@ -201,7 +201,7 @@ type fakeUnit struct {
 	r *fakeRecord
 }
 
-func (w *fakeUnit) Commit(_ context.Context, resp server.Response, _ time.Duration) error {
+func (w *fakeUnit) Commit(_ context.Context, resp server.StoredResponse, _ time.Duration) error {
 	w.s.mu.Lock()
 	defer w.s.mu.Unlock()
 	defer w.r.lock.Unlock()

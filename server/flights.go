@@ -20,7 +20,7 @@ type flights struct {
 type flight struct {
 	fp      string
 	done    chan struct{}
-	outcome *Response
+	outcome *StoredResponse
 	over    bool // guarded by flights.mu
 }
 
@@ -39,7 +39,7 @@ func (f *flights) start(k Key, fp string) *flight {
 
 // finish unregisters fl and wakes its waiters, handing them outcome if it
 // was recorded (nil otherwise). Calling it again does nothing.
-func (f *flights) finish(k Key, fl *flight, outcome *Response) {
+func (f *flights) finish(k Key, fl *flight, outcome *StoredResponse) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if fl.over {

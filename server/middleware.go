@@ -125,21 +125,21 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.next.ServeHTTP(w, r)
 			return
 		}
-		h.refuse(w, r, h.cfg.problems.keyMissing, ResultKeyMissing)
+		h.refuse(w, r, h.cfg.problems.keyMissing, OutcomeKeyMissing)
 		return
 	}
 	if len(vals) > 1 {
-		h.refuse(w, r, h.cfg.problems.keyInvalid, ResultKeyInvalid)
+		h.refuse(w, r, h.cfg.problems.keyInvalid, OutcomeKeyInvalid)
 		return
 	}
 	key, err := ParseKey(vals[0])
 	if err != nil {
-		h.refuse(w, r, h.cfg.problems.keyInvalid, ResultKeyInvalid)
+		h.refuse(w, r, h.cfg.problems.keyInvalid, OutcomeKeyInvalid)
 		return
 	}
 	scope, ok := h.scope(r)
 	if !ok {
-		h.refuse(w, r, problemScopeUnavailable, ResultScopeUnavailable)
+		h.refuse(w, r, problemScopeUnavailable, OutcomeScopeUnavailable)
 		return
 	}
 	body, ok := h.bodyOrRefuse(w, r)
@@ -166,22 +166,22 @@ func (h *handler) serveKeyed(w http.ResponseWriter, r *http.Request, k Key, body
 	case v == claimAcquired:
 		h.run(w, r, base, k, fp, ans, body)
 	case v == claimReused:
-		h.refuse(w, r, problemKeyReused, ResultKeyReused)
+		h.refuse(w, r, problemKeyReused, OutcomeKeyReused)
 	case v == claimReplay:
-		h.observe(r, ResultReplayed)
+		h.observe(r, OutcomeReplayed)
 		replay(w, ans.Record.Response)
 	default:
-		h.refuse(w, r, problemInFlight, ResultInFlight)
+		h.refuse(w, r, problemInFlight, OutcomeInFlight)
 	}
 }
 
 // observe reports r, answered with res, to the observer.
-func (h *handler) observe(r *http.Request, res Result) {
+func (h *handler) observe(r *http.Request, res Outcome) {
 	h.cfg.obs.request(r.Context(), r.Method, r.Pattern, res)
 }
 
 // refuse answers r with p, reported as res.
-func (h *handler) refuse(w http.ResponseWriter, r *http.Request, p *problem, res Result) {
+func (h *handler) refuse(w http.ResponseWriter, r *http.Request, p *problem, res Outcome) {
 	h.observe(r, res)
 	p.write(w)
 }
@@ -209,9 +209,9 @@ func (h *handler) scope(r *http.Request) (string, bool) {
 func (h *handler) bodyOrRefuse(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
 	body, p := h.readBody(r)
 	if p != nil {
-		res := ResultBodyUnreadable
+		res := OutcomeBodyUnreadable
 		if p.status == http.StatusRequestEntityTooLarge {
-			res = ResultBodyTooLarge
+			res = OutcomeBodyTooLarge
 		}
 		h.refuse(w, r, p, res)
 		return nil, false
@@ -260,33 +260,33 @@ func unreadable(err error) *problem {
 // answered by finish.
 type firstEnd struct {
 	how    endHow
-	err    error    // why the work did not start (notStarted)
-	resp   Response // the handler's answer (answered)
-	record bool     // resp's outcome is recorded, as stored
-	stored Response
+	err    error          // why the work did not start (notStarted)
+	resp   StoredResponse // the handler's answer (answered)
+	record bool           // resp's outcome is recorded, as stored
+	stored StoredResponse
 }
 
-// result is the Result of a first execution that ended as e says, and
+// result is the Outcome of a first execution that ended as e says, and
 // whose claim ended with res.
-func (e *firstEnd) result(res endResult) Result {
+func (e *firstEnd) result(res endResult) Outcome {
 	switch e.how {
 	case abandoned:
-		return ResultHandlerFailed
+		return OutcomeHandlerFailed
 	case notStarted:
 		switch {
 		case errors.Is(e.err, ErrOverloaded):
-			return ResultOverloaded
+			return OutcomeOverloaded
 		case errors.Is(e.err, ErrLeaseLost):
-			return ResultLeaseLost
+			return OutcomeLeaseLost
 		}
 		return storeResult(e.err)
 	case cancelled:
-		return endedAs(ResultHandlerFailed, res)
+		return endedAs(OutcomeHandlerFailed, res)
 	}
 	if !e.record {
-		return endedAs(ResultReleased, res)
+		return endedAs(OutcomeReleased, res)
 	}
-	return endedAs(ResultExecuted, res)
+	return endedAs(OutcomeExecuted, res)
 }
 
 // endHow is the way a first execution ended.
@@ -344,7 +344,7 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, base *workBase, k 
 	end.how, end.resp = answered, rec.response()
 	if h.cfg.storable(end.resp.Status) {
 		end.record = true
-		end.stored = Response{Status: end.resp.Status, Header: storedHeader(changedHeader(end.resp.Header, outer)), Body: end.resp.Body}
+		end.stored = StoredResponse{Status: end.resp.Status, Header: storedHeader(changedHeader(end.resp.Header, outer)), Body: end.resp.Body}
 	}
 }
 
@@ -353,7 +353,7 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, base *workBase, k 
 func (h *handler) finish(w http.ResponseWriter, r *http.Request, a *attempt, fl *flight, e *firstEnd, v any) {
 	res, err := a.end(outcome{record: e.record, resp: e.stored, retention: h.cfg.retention})
 	if fl != nil {
-		var stored *Response
+		var stored *StoredResponse
 		if res == recorded {
 			stored = &e.stored
 		}
@@ -436,7 +436,7 @@ func (h *handler) finish(w http.ResponseWriter, r *http.Request, a *attempt, fl 
 // overloaded answers r, whose key k could not be claimed in time, as
 // work that did not start in time.
 func (h *handler) overloaded(w http.ResponseWriter, r *http.Request, k Key) {
-	h.observe(r, ResultOverloaded)
+	h.observe(r, OutcomeOverloaded)
 	h.refuseLate(w, k)
 }
 

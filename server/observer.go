@@ -68,54 +68,54 @@ type Observer struct {
 	IncludeKey bool
 }
 
-// Result is how a request (or RunOnce call) with an idempotency key was
+// Outcome is how a request (or RunOnce call) with an idempotency key was
 // answered. Its values are lowercase words, fit for a metric attribute.
-type Result string
+type Outcome string
 
-// Results of [Observer.Request] and [Observer.ClaimEnd].
+// Outcomes of [Observer.Request] and [Observer.ClaimEnd].
 const (
-	// ResultExecuted: the work ran and its outcome was recorded for
+	// OutcomeExecuted: the work ran and its outcome was recorded for
 	// replay (or, if recording failed, was answered all the same: the
 	// work happened; the failure is a StoreOp with an ErrorType).
-	ResultExecuted Result = "executed"
-	// ResultReleased: the work ran and answered with an outcome that is
+	OutcomeExecuted Outcome = "executed"
+	// OutcomeReleased: the work ran and answered with an outcome that is
 	// not recorded (5xx, 408, 425, 429; for RunOnce, an error), so its key
 	// was released and a retry runs it again.
-	ResultReleased Result = "released"
-	// ResultReplayed: a repeat was answered with the recorded outcome.
-	ResultReplayed Result = "replayed"
-	// ResultInFlight: a repeat arrived while the first request with its
+	OutcomeReleased Outcome = "released"
+	// OutcomeReplayed: a repeat was answered with the recorded outcome.
+	OutcomeReplayed Outcome = "replayed"
+	// OutcomeInFlight: a repeat arrived while the first request with its
 	// key was still running (409, or ErrInFlight).
-	ResultInFlight Result = "in_flight"
-	// ResultKeyReused: the key was first used with another request (422,
+	OutcomeInFlight Outcome = "in_flight"
+	// OutcomeKeyReused: the key was first used with another request (422,
 	// or ErrKeyReused).
-	ResultKeyReused Result = "key_reused"
-	// ResultKeyMissing: the request carried no key and needs one (400).
-	ResultKeyMissing Result = "key_missing"
-	// ResultKeyInvalid: the key is malformed (400).
-	ResultKeyInvalid Result = "key_invalid"
-	// ResultScopeUnavailable: Options.Scope found no scope (401).
-	ResultScopeUnavailable Result = "scope_unavailable"
-	// ResultBodyTooLarge: the body is over the limit (413).
-	ResultBodyTooLarge Result = "body_too_large"
-	// ResultBodyUnreadable: reading the body failed (400).
-	ResultBodyUnreadable Result = "body_unreadable"
-	// ResultStoreUnavailable: the store failed, so nothing ran (503), or
+	OutcomeKeyReused Outcome = "key_reused"
+	// OutcomeKeyMissing: the request carried no key and needs one (400).
+	OutcomeKeyMissing Outcome = "key_missing"
+	// OutcomeKeyInvalid: the key is malformed (400).
+	OutcomeKeyInvalid Outcome = "key_invalid"
+	// OutcomeScopeUnavailable: Options.Scope found no scope (401).
+	OutcomeScopeUnavailable Outcome = "scope_unavailable"
+	// OutcomeBodyTooLarge: the body is over the limit (413).
+	OutcomeBodyTooLarge Outcome = "body_too_large"
+	// OutcomeBodyUnreadable: reading the body failed (400).
+	OutcomeBodyUnreadable Outcome = "body_unreadable"
+	// OutcomeStoreUnavailable: the store failed, so nothing ran (503), or
 	// the unit of work's commit failed, undoing the work.
-	ResultStoreUnavailable Result = "store_unavailable"
-	// ResultStoreFull: the store had no room for a new key
+	OutcomeStoreUnavailable Outcome = "store_unavailable"
+	// OutcomeStoreFull: the store had no room for a new key
 	// ([ErrStoreFull]), so nothing ran (503).
-	ResultStoreFull Result = "store_full"
-	// ResultOverloaded: the work could not start in time, so its key was
+	OutcomeStoreFull Outcome = "store_full"
+	// OutcomeOverloaded: the work could not start in time, so its key was
 	// released and nothing ran (503, or ErrOverloaded).
-	ResultOverloaded Result = "overloaded"
-	// ResultLeaseLost: the request's lease lapsed and another took the
+	OutcomeOverloaded Outcome = "overloaded"
+	// OutcomeLeaseLost: the request's lease lapsed and another took the
 	// key over; its outcome was not recorded (409, or ErrLeaseLost).
-	ResultLeaseLost Result = "lease_lost"
-	// ResultHandlerFailed: the handler (or RunOnce's work) panicked, or
+	OutcomeLeaseLost Outcome = "lease_lost"
+	// OutcomeHandlerFailed: the handler (or RunOnce's work) panicked, or
 	// gave up on a cancelled request without answering; its key was
 	// released (500).
-	ResultHandlerFailed Result = "handler_failed"
+	OutcomeHandlerFailed Outcome = "handler_failed"
 )
 
 // RequestInfo describes one answered request, for [Observer.Request].
@@ -127,8 +127,8 @@ type RequestInfo struct {
 	// "/charges/{id}"), or empty when no pattern routed it, and for
 	// RunOnce. It is OpenTelemetry's http.route.
 	Route string
-	// Result is how the request was answered.
-	Result Result
+	// Outcome is how the request was answered.
+	Outcome Outcome
 }
 
 // ClaimStartInfo describes an acquired claim, for [Observer.ClaimStart].
@@ -146,9 +146,9 @@ type ClaimStartInfo struct {
 
 // ClaimEndInfo describes an ended claim, for [Observer.ClaimEnd].
 type ClaimEndInfo struct {
-	// Result is how the request that held the claim was answered, as
-	// RequestInfo.Result.
-	Result Result
+	// Outcome is how the request that held the claim was answered, as
+	// RequestInfo.Outcome.
+	Outcome Outcome
 }
 
 // RenewalInfo describes one lease renewal, for [Observer.Renewal].
@@ -226,11 +226,11 @@ func (o *Observer) storeOp(ctx context.Context, store Store, op string, began ti
 }
 
 // request reports a request answered with res.
-func (o *Observer) request(ctx context.Context, method, pattern string, res Result) {
+func (o *Observer) request(ctx context.Context, method, pattern string, res Outcome) {
 	if o == nil || o.Request == nil {
 		return
 	}
-	o.Request(ctx, RequestInfo{Method: method, Route: route(pattern), Result: res})
+	o.Request(ctx, RequestInfo{Method: method, Route: route(pattern), Outcome: res})
 }
 
 // renewal reports a renewal that returned err.
@@ -250,13 +250,13 @@ func route(pattern string) string {
 	return pattern
 }
 
-// storeResult is the Result of a request refused because the store
+// storeResult is the Outcome of a request refused because the store
 // failed with err.
-func storeResult(err error) Result {
+func storeResult(err error) Outcome {
 	if errors.Is(err, ErrStoreFull) {
-		return ResultStoreFull
+		return OutcomeStoreFull
 	}
-	return ResultStoreUnavailable
+	return OutcomeStoreUnavailable
 }
 
 // errorType names the class of err for StoreOpInfo.ErrorType (see

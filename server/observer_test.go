@@ -67,12 +67,12 @@ func (l *eventLog) observer() *server.Observer {
 }
 
 // results returns the results of the requests heard, in order.
-func (l *eventLog) results() []server.Result {
+func (l *eventLog) results() []server.Outcome {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	var out []server.Result
+	var out []server.Outcome
 	for _, r := range l.requests {
-		out = append(out, r.Result)
+		out = append(out, r.Outcome)
 	}
 	return out
 }
@@ -107,12 +107,12 @@ func (l *eventLog) all() string {
 // request answered want, one claim started and ended with it, and one
 // reported store call for the claim, the unit of work's beginning and each
 // call that ended the claim.
-func (l *eventLog) check(t *testing.T, c endingCase, want server.Result) {
+func (l *eventLog) check(t *testing.T, c endingCase, want server.Outcome) {
 	t.Helper()
-	assert.Equal(t, []server.Result{want}, l.results())
+	assert.Equal(t, []server.Outcome{want}, l.results())
 	l.mu.Lock()
 	assert.Len(t, l.starts, 1, "one claim started")
-	assert.Equal(t, []server.ClaimEndInfo{{Result: want}}, l.ends, "and ended, as answered")
+	assert.Equal(t, []server.ClaimEndInfo{{Outcome: want}}, l.ends, "and ended, as answered")
 	assert.Zero(t, l.lostCtx, "ClaimEnd gets the context ClaimStart returned")
 	if len(l.starts) == 1 {
 		assert.Equal(t, c.kind != "WorkClaimer", l.starts[0].Leased)
@@ -169,18 +169,18 @@ func TestObserverRequests(t *testing.T) {
 		name   string
 		call   call
 		status int
-		want   server.Result
+		want   server.Outcome
 	}{
-		{"first", call{path: path, key: key, tenant: "secret-tenant", body: "a"}, 201, server.ResultExecuted},
-		{"repeat", call{path: path, key: key, tenant: "secret-tenant", body: "a"}, 201, server.ResultReplayed},
-		{"other body", call{path: path, key: key, tenant: "secret-tenant", body: "b"}, 422, server.ResultKeyReused},
-		{"no key", call{path: path, body: "a"}, 400, server.ResultKeyMissing},
-		{"bad key", call{path: path, key: strings.Repeat("k", server.MaxKeyLen+1), body: "a"}, 400, server.ResultKeyInvalid},
-		{"two keys", call{path: path, keys: []string{"a", "b"}, body: "a"}, 400, server.ResultKeyInvalid},
-		{"no scope", call{path: path, key: key, tenant: "-", body: "a"}, 401, server.ResultScopeUnavailable},
-		{"body too large", call{path: path, key: newKey(), body: strings.Repeat("x", 17)}, 413, server.ResultBodyTooLarge},
-		{"released status", call{path: path, key: newKey(), body: "a", header: map[string]string{"X-Status": "503"}}, 503, server.ResultReleased},
-		{"panic", call{path: path, key: newKey(), body: "a", header: map[string]string{"X-Behave": "panic"}}, 500, server.ResultHandlerFailed},
+		{"first", call{path: path, key: key, tenant: "secret-tenant", body: "a"}, 201, server.OutcomeExecuted},
+		{"repeat", call{path: path, key: key, tenant: "secret-tenant", body: "a"}, 201, server.OutcomeReplayed},
+		{"other body", call{path: path, key: key, tenant: "secret-tenant", body: "b"}, 422, server.OutcomeKeyReused},
+		{"no key", call{path: path, body: "a"}, 400, server.OutcomeKeyMissing},
+		{"bad key", call{path: path, key: strings.Repeat("k", server.MaxKeyLen+1), body: "a"}, 400, server.OutcomeKeyInvalid},
+		{"two keys", call{path: path, keys: []string{"a", "b"}, body: "a"}, 400, server.OutcomeKeyInvalid},
+		{"no scope", call{path: path, key: key, tenant: "-", body: "a"}, 401, server.OutcomeScopeUnavailable},
+		{"body too large", call{path: path, key: newKey(), body: strings.Repeat("x", 17)}, 413, server.OutcomeBodyTooLarge},
+		{"released status", call{path: path, key: newKey(), body: "a", header: map[string]string{"X-Status": "503"}}, 503, server.OutcomeReleased},
+		{"panic", call{path: path, key: newKey(), body: "a", header: map[string]string{"X-Behave": "panic"}}, 500, server.OutcomeHandlerFailed},
 	}
 	for _, s := range steps {
 		r := h.do(s.call)
@@ -194,15 +194,15 @@ func TestObserverRequests(t *testing.T) {
 	a.unblock()
 	require.Equal(t, http.StatusCreated, (<-first).status)
 
-	var want []server.Result
+	var want []server.Outcome
 	for _, s := range steps {
 		want = append(want, s.want)
 	}
-	want = append(want, server.ResultInFlight, server.ResultExecuted)
+	want = append(want, server.OutcomeInFlight, server.OutcomeExecuted)
 	assert.Equal(t, want, events.results())
 	events.mu.Lock()
 	for _, r := range events.requests {
-		assert.Equal(t, server.RequestInfo{Method: http.MethodPost, Route: "/orders/{id}", Result: r.Result}, r)
+		assert.Equal(t, server.RequestInfo{Method: http.MethodPost, Route: "/orders/{id}", Outcome: r.Outcome}, r)
 	}
 	assert.Len(t, events.starts, 4, "the claims of the first requests: executed, released, panicked, blocked")
 	assert.Len(t, events.ends, 4)
@@ -290,7 +290,7 @@ func TestObserverRenewals(t *testing.T) {
 		requireProblem(t, replyOf(rec), http.StatusConflict, server.ProblemLeaseLost)
 		synctest.Wait()
 		assert.Equal(t, []server.RenewalInfo{{}, {ErrorType: "lease_lost"}}, events.renewals)
-		assert.Equal(t, []server.Result{server.ResultLeaseLost}, events.results())
+		assert.Equal(t, []server.Outcome{server.OutcomeLeaseLost}, events.results())
 		var renews []string
 		for _, o := range events.ops {
 			if o.Op == server.OpRenew {
@@ -323,10 +323,10 @@ func TestStoreFullAnswer(t *testing.T) {
 		problem    string
 		retryAfter string
 		level      string
-		result     server.Result
+		result     server.Outcome
 	}{
-		{"full", fullStore{newMemstore()}, server.ProblemStoreFull, "30", "level=WARN", server.ResultStoreFull},
-		{"failing", failingStore{newMemstore()}, server.ProblemStoreUnavailable, "1", "level=ERROR", server.ResultStoreUnavailable},
+		{"full", fullStore{newMemstore()}, server.ProblemStoreFull, "30", "level=WARN", server.OutcomeStoreFull},
+		{"failing", failingStore{newMemstore()}, server.ProblemStoreUnavailable, "1", "level=ERROR", server.OutcomeStoreUnavailable},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -338,16 +338,16 @@ func TestStoreFullAnswer(t *testing.T) {
 			assert.Equal(t, tt.retryAfter, r.header.Get("Retry-After"))
 			assert.Zero(t, h.app.calls.Load(), "nothing ran")
 			assert.Contains(t, h.logs.String(), tt.level)
-			if tt.result == server.ResultStoreFull {
+			if tt.result == server.OutcomeStoreFull {
 				assert.NotContains(t, h.logs.String(), "secret", "no key, no scope")
 			}
-			assert.Equal(t, []server.Result{tt.result}, events.results())
+			assert.Equal(t, []server.Outcome{tt.result}, events.results())
 
 			events = &eventLog{}
 			_, _, err := server.RunOnce(context.Background(), tt.store, server.Key{Key: "k"}, "fp",
 				func(context.Context) ([]byte, error) { panic("ran") }, server.RunOptions{Observer: events.observer()})
-			assert.Equal(t, tt.result == server.ResultStoreFull, errors.Is(err, server.ErrStoreFull))
-			assert.Equal(t, []server.Result{tt.result}, events.results())
+			assert.Equal(t, tt.result == server.OutcomeStoreFull, errors.Is(err, server.ErrStoreFull))
+			assert.Equal(t, []server.Outcome{tt.result}, events.results())
 		})
 	}
 }
@@ -371,7 +371,7 @@ func TestRunOnceObserved(t *testing.T) {
 	for _, fp := range []string{"a", "a", "b"} {
 		server.RunOnce(context.Background(), store, k, fp, work, opts)
 	}
-	assert.Equal(t, []server.Result{server.ResultExecuted, server.ResultReplayed, server.ResultKeyReused}, events.results())
+	assert.Equal(t, []server.Outcome{server.OutcomeExecuted, server.OutcomeReplayed, server.OutcomeKeyReused}, events.results())
 	for _, r := range events.requests {
 		assert.Empty(t, r.Method)
 		assert.Empty(t, r.Route)

@@ -20,6 +20,10 @@ const (
 	DefaultLease     = 30 * time.Second
 	DefaultRetention = 24 * time.Hour
 	DefaultMaxBody   = 1 << 20
+	// DefaultAbandon is every store's default for how long after its
+	// lease lapsed a running record (a worker died holding it) may be
+	// purged: memstore's, pgstore's and redisstore's Options.Abandon.
+	DefaultAbandon = 24 * time.Hour
 )
 
 // ReplayedHeader is set to "true" on every replayed answer.

@@ -197,8 +197,8 @@ func (p *problem) write(w http.ResponseWriter) {
 
 // notKept is the outcome recorded in place of an answer with status that
 // the store could not keep for its size.
-func notKept(status int) Response {
+func notKept(status int) StoredResponse {
 	p := newProblem(status, ProblemResponseNotKept, "Response not kept",
 		"The request ran and was answered, but its response was too large to keep. It is not run again; look up its result another way.", "")
-	return Response{Status: status, Header: http.Header{"Content-Type": {ProblemContentType}}, Body: p.body}
+	return StoredResponse{Status: status, Header: http.Header{"Content-Type": {ProblemContentType}}, Body: p.body}
 }

@@ -19,7 +19,7 @@ import (
 // over its Options.MaxResponse: nothing stored, the key still held.
 type smallStore struct{ server.Store }
 
-func (s smallStore) Complete(ctx context.Context, k server.Key, token string, resp server.Response, retention time.Duration) error {
+func (s smallStore) Complete(ctx context.Context, k server.Key, token string, resp server.StoredResponse, retention time.Duration) error {
 	if len(resp.Body) > 16 && !strings.Contains(string(resp.Body), server.ProblemResponseNotKept) {
 		return server.ErrResponseTooLarge
 	}

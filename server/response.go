@@ -61,7 +61,7 @@ func (rec *recorder) Flush() {
 // was written, a sniffed Content-Type if none was set) and returns it,
 // sharing the recorder's storage. Its Header is the whole response
 // header, the fields the chain around the middleware set included.
-func (rec *recorder) response() Response {
+func (rec *recorder) response() StoredResponse {
 	if !rec.wroteHeader {
 		rec.status = http.StatusOK
 	}
@@ -69,13 +69,13 @@ func (rec *recorder) response() Response {
 	if _, set := rec.header["Content-Type"]; !set && len(body) > 0 && bodyAllowed(rec.status) {
 		rec.header.Set("Content-Type", http.DetectContentType(body))
 	}
-	return Response{Status: rec.status, Header: rec.header, Body: body}
+	return StoredResponse{Status: rec.status, Header: rec.header, Body: body}
 }
 
 // send writes resp to w: its header fields replace those of the same
 // names in w. The header values are shared, capped so that appending to
 // them in w copies them first.
-func send(w http.ResponseWriter, resp Response) {
+func send(w http.ResponseWriter, resp StoredResponse) {
 	dst := w.Header()
 	for name, vals := range resp.Header {
 		dst[name] = vals[:len(vals):len(vals)]
@@ -86,7 +86,7 @@ func send(w http.ResponseWriter, resp Response) {
 
 // replay writes a stored outcome to w, marked with ReplayedHeader and with
 // its Content-Length recomputed.
-func replay(w http.ResponseWriter, resp Response) {
+func replay(w http.ResponseWriter, resp StoredResponse) {
 	if resp.Status < 100 || resp.Status > 999 {
 		resp.Status = http.StatusOK
 	}
@@ -101,7 +101,7 @@ func replay(w http.ResponseWriter, resp Response) {
 // sendFirst writes the handler's own answer to w, whose header becomes
 // exactly the recorded one: fields the handler deleted from those the
 // chain set are deleted.
-func sendFirst(w http.ResponseWriter, resp Response) {
+func sendFirst(w http.ResponseWriter, resp StoredResponse) {
 	dst := w.Header()
 	for name := range dst {
 		if _, ok := resp.Header[name]; !ok {

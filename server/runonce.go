@@ -121,16 +121,16 @@ func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(conte
 	ans, v, err := cl.claim(base, k, fp)
 	switch {
 	case errors.Is(err, ErrOverloaded): // ClaimWork did not claim and begin the work in time
-		cl.obs.request(ctx, "", "", ResultOverloaded)
+		cl.obs.request(ctx, "", "", OutcomeOverloaded)
 		return nil, false, ErrOverloaded
 	case err != nil:
 		cl.obs.request(ctx, "", "", storeResult(err))
 		return nil, false, fmt.Errorf("idem/server: claim: %w", err)
 	case v == claimReused:
-		cl.obs.request(ctx, "", "", ResultKeyReused)
+		cl.obs.request(ctx, "", "", OutcomeKeyReused)
 		return nil, false, ErrKeyReused
 	case v == claimReplay:
-		cl.obs.request(ctx, "", "", ResultReplayed)
+		cl.obs.request(ctx, "", "", OutcomeReplayed)
 		if ans.Record.Response.Header.Get("Content-Type") == ProblemContentType {
 			// RunOnce records results with no header: this is the answer
 			// recorded in place of one too large to keep.
@@ -138,7 +138,7 @@ func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(conte
 		}
 		return bytes.Clone(ans.Record.Response.Body), true, nil
 	case v != claimAcquired:
-		cl.obs.request(ctx, "", "", ResultInFlight)
+		cl.obs.request(ctx, "", "", OutcomeInFlight)
 		return nil, false, ErrInFlight
 	}
 
@@ -170,28 +170,28 @@ func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(conte
 	if workErr == nil {
 		// The store may keep the slice it is given (memstore does), and the
 		// caller owns result: record a copy.
-		o = outcome{record: true, resp: Response{Status: http.StatusOK, Body: bytes.Clone(result)}, retention: retention}
+		o = outcome{record: true, resp: StoredResponse{Status: http.StatusOK, Body: bytes.Clone(result)}, retention: retention}
 	}
 	return result, false, nil // answered by the deferred call
 }
 
-// runOnceResult is the Result of a RunOnce call whose claim ended with
+// runOnceResult is the Outcome of a RunOnce call whose claim ended with
 // res: its work did not start (startErr), panicked (not returned), failed
 // (workErr) or succeeded.
-func runOnceResult(res endResult, returned bool, startErr, workErr error) Result {
+func runOnceResult(res endResult, returned bool, startErr, workErr error) Outcome {
 	switch {
 	case startErr != nil && errors.Is(startErr, ErrOverloaded):
-		return ResultOverloaded
+		return OutcomeOverloaded
 	case startErr != nil && errors.Is(startErr, ErrLeaseLost):
-		return ResultLeaseLost
+		return OutcomeLeaseLost
 	case startErr != nil:
 		return storeResult(startErr)
 	case !returned:
-		return ResultHandlerFailed
+		return OutcomeHandlerFailed
 	case workErr != nil:
-		return endedAs(ResultReleased, res)
+		return endedAs(OutcomeReleased, res)
 	}
-	return endedAs(ResultExecuted, res)
+	return endedAs(OutcomeExecuted, res)
 }
 
 // runResult is RunOnce's answer once the claim of k ended with res (and

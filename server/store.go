@@ -19,9 +19,9 @@ type Key struct {
 	Key   string
 }
 
-// Response is an outcome as it is stored and replayed: the status, the
+// StoredResponse is an outcome as it is stored and replayed: the status, the
 // headers that are safe to replay, and the body.
-type Response struct {
+type StoredResponse struct {
 	Status int
 	Header http.Header
 	Body   []byte
@@ -41,7 +41,7 @@ type Record struct {
 	// key over; one with another fingerprint never does.
 	LeaseExpires time.Time
 	// Response is the stored outcome when Completed.
-	Response Response
+	Response StoredResponse
 	// ExpiresAt is when a completed record's retention ends: after it the
 	// key may be claimed afresh by any request. For a running record it is
 	// the lease expiry; a store may forget such a record some time after
@@ -89,7 +89,7 @@ type Store interface {
 	// Complete stores resp as the outcome of k, kept for retention, if the
 	// key is still held under token; otherwise it returns ErrLeaseLost and
 	// stores nothing.
-	Complete(ctx context.Context, k Key, token string, resp Response, retention time.Duration) error
+	Complete(ctx context.Context, k Key, token string, resp StoredResponse, retention time.Duration) error
 
 	// Release forgets a running claim held under token, so a retry runs the
 	// work again. It returns ErrLeaseLost if the key is not held under token.
@@ -165,7 +165,7 @@ type Work interface {
 	// the work is rolled back and Commit returns ErrLeaseLost. Any other
 	// error means the work did not commit, or its answer was lost: a
 	// retry of k finds out which.
-	Commit(ctx context.Context, resp Response, retention time.Duration) error
+	Commit(ctx context.Context, resp StoredResponse, retention time.Duration) error
 	// Rollback discards the work. After BeginWork the caller then releases
 	// the key; after ClaimWork the rollback frees it.
 	Rollback(ctx context.Context) error

@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/idemhq/idem/server"
 	"github.com/idemhq/idem/server/pgstore"
 	"github.com/idemhq/idem/server/redisstore"
 )
@@ -57,7 +58,7 @@ lives inside its process and cannot be read.`,
 	pf := cmd.PersistentFlags()
 	pf.StringVar(&f.database, "database", "", "the store's PostgreSQL `DSN` (default $"+databaseEnv+")")
 	pf.StringVar(&f.table, "table", pgstore.DefaultTable, "the store's `TABLE`, as pgstore.Options.Table names it")
-	pf.DurationVar(&f.abandon, "abandon", pgstore.DefaultAbandon, "how long after its lease lapsed a running record may be purged, as pgstore.Options.Abandon")
+	pf.DurationVar(&f.abandon, "abandon", server.DefaultAbandon, "how long after its lease lapsed a running record may be purged, as pgstore.Options.Abandon")
 	pf.StringVar(&f.redis, "redis", "", "the store's Redis: `ADDR`[,ADDR...] or a redis:// URL (default $"+redisEnv+")")
 	pf.StringVar(&f.redisPrefix, "redis-prefix", redisstore.DefaultPrefix, "the store's key `PREFIX`, as redisstore.Options.Prefix names it")
 	cmd.AddCommand(newKeysLsCmd(a, &f), newKeysPurgeCmd(a, &f))

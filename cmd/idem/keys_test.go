@@ -97,9 +97,9 @@ func makeStoreFixture(dsn string, cleanup func(func())) (*storeFixture, error) {
 			case i < sc.running+sc.lapsed:
 				f.running = append(f.running, k)
 			case i < sc.running+sc.lapsed+sc.completed:
-				err = s.Complete(ctx, k, token, server.Response{Status: 201}, time.Hour)
+				err = s.Complete(ctx, k, token, server.StoredResponse{Status: 201}, time.Hour)
 			default:
-				err = s.Complete(ctx, k, token, server.Response{Status: 201}, -time.Second) // expired at once
+				err = s.Complete(ctx, k, token, server.StoredResponse{Status: 201}, -time.Second) // expired at once
 			}
 			if err != nil {
 				return nil, err

@@ -77,7 +77,7 @@ func newRedisFixture(t *testing.T, env string) *redisFixture {
 	}
 	for i, scope := range []string{"a", "a", "a", "b"} {
 		k, token := claim(scope, fmt.Sprintf("done%d", i), time.Hour)
-		require.NoError(t, s.Complete(ctx, k, token, server.Response{Status: 201}, time.Hour))
+		require.NoError(t, s.Complete(ctx, k, token, server.StoredResponse{Status: 201}, time.Hour))
 	}
 	// Wait, on Redis's clock, for a/k003's 1 ms lease to lapse.
 	clock := func() time.Time {

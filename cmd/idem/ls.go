@@ -84,8 +84,8 @@ func (a *app) printOperations(ops []*idem.Operation, now time.Time) error {
 	t := newGrid("KEY", "NAME", "METHOD", "URL", "STATE", "AGE", "ATTEMPTS", "STATUS").omitEmpty("NAME")
 	for _, op := range ops {
 		status := ""
-		if op.Result != nil {
-			status = fmt.Sprint(op.Result.StatusCode)
+		if op.Response != nil {
+			status = fmt.Sprint(op.Response.StatusCode)
 		}
 		attempts := ""
 		if op.Attempts > 0 {

@@ -46,8 +46,8 @@ func operationToJSON(op *idem.Operation, full bool) operationJSON {
 		State: stateOf(op), CreatedAt: op.CreatedAt, UpdatedAt: op.UpdatedAt, ExpiresAt: op.ExpiresAt,
 		Attempts: op.Attempts,
 	}
-	if op.Result != nil {
-		o.LastStatus = op.Result.StatusCode
+	if op.Response != nil {
+		o.LastStatus = op.Response.StatusCode
 	}
 	if !full {
 		return o
@@ -55,7 +55,7 @@ func operationToJSON(op *idem.Operation, full bool) operationJSON {
 	o.Fingerprint = hex.EncodeToString(op.Fingerprint[:])
 	o.Header = op.Header
 	o.Body, o.BodyBase64 = textOrBytes(op.Body)
-	if r := op.Result; r != nil {
+	if r := op.Response; r != nil {
 		o.Result = &resultJSON{Status: r.StatusCode, Replayed: r.Replayed, Truncated: r.Truncated, Header: r.Header}
 		o.Result.Body, o.Result.BodyBase64 = textOrBytes(r.Body)
 	}

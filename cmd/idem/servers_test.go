@@ -161,7 +161,7 @@ func (s *naiveServer) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	out := writeCharge(w, s.charge())
 	if c, err := s.store.Claim(ctx, k, fp, time.Minute); err == nil && c.Acquired {
-		s.store.Complete(ctx, k, c.Token, server.Response{Status: http.StatusCreated, Body: out}, time.Hour)
+		s.store.Complete(ctx, k, c.Token, server.StoredResponse{Status: http.StatusCreated, Body: out}, time.Hour)
 	}
 }
 

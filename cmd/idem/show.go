@@ -85,7 +85,7 @@ func showOperation(w io.Writer, op *idem.Operation, now time.Time) error {
 			return err
 		}
 	}
-	r := op.Result
+	r := op.Response
 	if r == nil {
 		fmt.Fprintln(w, "\nno final answer yet")
 		return nil

@@ -102,7 +102,7 @@ func (t *memTx) BeginWork(ctx context.Context, k server.Key, token string) (cont
 	return context.WithValue(ctx, memWorkKey{}, w), w, nil
 }
 
-func (w *memWork) Commit(ctx context.Context, resp server.Response, retention time.Duration) error {
+func (w *memWork) Commit(ctx context.Context, resp server.StoredResponse, retention time.Duration) error {
 	if w.ended {
 		return errWorkEnded
 	}

@@ -26,13 +26,13 @@ func TestObserverSeesTheStore(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			var mu sync.Mutex
-			results := map[server.Result]int{}
+			results := map[server.Outcome]int{}
 			systems := map[string]bool{}
 			obs := &server.Observer{
 				Request: func(_ context.Context, info server.RequestInfo) {
 					mu.Lock()
 					defer mu.Unlock()
-					results[info.Result]++
+					results[info.Outcome]++
 				},
 				StoreOp: func(_ context.Context, info server.StoreOpInfo) {
 					mu.Lock()
@@ -50,7 +50,7 @@ func TestObserverSeesTheStore(t *testing.T) {
 
 			mu.Lock()
 			defer mu.Unlock()
-			assert.Equal(t, map[server.Result]int{server.ResultExecuted: 1, server.ResultReplayed: 1, server.ResultKeyReused: 1}, results)
+			assert.Equal(t, map[server.Outcome]int{server.OutcomeExecuted: 1, server.OutcomeReplayed: 1, server.OutcomeKeyReused: 1}, results)
 			want := "memory"
 			if store != nil {
 				want = "redis"
@@ -94,7 +94,7 @@ type hookedStore struct {
 	afterComplete func()
 }
 
-func (s *hookedStore) Complete(ctx context.Context, k server.Key, token string, resp server.Response, retention time.Duration) error {
+func (s *hookedStore) Complete(ctx context.Context, k server.Key, token string, resp server.StoredResponse, retention time.Duration) error {
 	err := s.Store.Complete(ctx, k, token, resp, retention)
 	if err == nil {
 		s.afterComplete()

@@ -34,7 +34,7 @@ func BenchmarkClaimComplete(b *testing.B) {
 			for i := range keys {
 				keys[i] = server.Key{Scope: "acct_" + strconv.Itoa(i%16), Key: "key-" + strconv.Itoa(i)}
 			}
-			resp := server.Response{Status: 201, Body: []byte(`{"id":"ch_1","status":"succeeded"}`)}
+			resp := server.StoredResponse{Status: 201, Body: []byte(`{"id":"ch_1","status":"succeeded"}`)}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {

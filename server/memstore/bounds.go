@@ -46,7 +46,7 @@ func claimSize(k server.Key, fingerprint string) int64 {
 }
 
 // responseSize is what storing resp adds to its record's count.
-func responseSize(resp server.Response) int64 {
+func responseSize(resp server.StoredResponse) int64 {
 	n := int64(cap(resp.Body))
 	if resp.Header == nil {
 		return n

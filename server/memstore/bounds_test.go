@@ -24,7 +24,7 @@ func scoped(scope string, i int) server.Key {
 // taken, completes each with resp for retention unless running, and
 // returns how many were taken and the error that stopped it (nil if n
 // were taken).
-func fill(t *testing.T, s *memstore.Store, scope string, n int, resp server.Response, retention time.Duration, running bool) (int, error) {
+func fill(t *testing.T, s *memstore.Store, scope string, n int, resp server.StoredResponse, retention time.Duration, running bool) (int, error) {
 	t.Helper()
 	for i := range n {
 		k := scoped(scope, i)
@@ -51,7 +51,7 @@ func requireKept(t *testing.T, s *memstore.Store, scope string, n int, completed
 	}
 }
 
-var ok = server.Response{Status: 200}
+var ok = server.StoredResponse{Status: 200}
 
 // TestFullRefusesNewKeys: a store full of records inside their retention,
 // running or completed, refuses a new key with ErrFull and forgets none of
@@ -134,7 +134,7 @@ func TestBytesCount(t *testing.T) {
 
 	body := make([]byte, 512<<10)
 	h := http.Header{"Content-Type": {"application/json"}}
-	require.NoError(t, s.Complete(ctx, k, c.Token, server.Response{Status: 201, Header: h, Body: body}, time.Hour))
+	require.NoError(t, s.Complete(ctx, k, c.Token, server.StoredResponse{Status: 201, Header: h, Body: body}, time.Hour))
 	added := s.Bytes() - claimed
 	assert.GreaterOrEqual(t, added, int64(len(body)+len("Content-Type")+len("application/json")))
 	assert.Less(t, added, int64(len(body)+1024))
@@ -143,7 +143,7 @@ func TestBytesCount(t *testing.T) {
 	k2 := server.Key{Scope: "acct", Key: "order-2"}
 	c = claim(t, s, k2, "fingerprint")
 	before := s.Bytes()
-	require.NoError(t, s.Complete(ctx, k2, c.Token, server.Response{Status: 201, Body: make([]byte, 10, 1<<20)}, time.Hour))
+	require.NoError(t, s.Complete(ctx, k2, c.Token, server.StoredResponse{Status: 201, Body: make([]byte, 10, 1<<20)}, time.Hour))
 	assert.Equal(t, int64(1<<20-memstore.DefaultRunningReserve), s.Bytes()-before, "the response replaces the reserve")
 
 	c = claim(t, s, server.Key{Scope: "acct", Key: "order-3"}, "fingerprint")
@@ -174,7 +174,7 @@ func TestRunningReserve(t *testing.T) {
 			s := memstore.New(tt.opts)
 			c := claim(t, s, k, "fp")
 			assert.Equal(t, claimed+tt.reserve, s.Bytes())
-			require.NoError(t, s.Complete(ctx, k, c.Token, server.Response{Status: 204}, time.Hour))
+			require.NoError(t, s.Complete(ctx, k, c.Token, server.StoredResponse{Status: 204}, time.Hour))
 			assert.Equal(t, claimed, s.Bytes(), "an empty response replaces the reserve")
 		})
 	}
@@ -185,7 +185,7 @@ func TestRunningReserve(t *testing.T) {
 // takes the store over MaxBytes is stored all the same.
 func TestByteBound(t *testing.T) {
 	t.Parallel()
-	big := server.Response{Status: 201, Body: bytes.Repeat([]byte("x"), 512<<10)}
+	big := server.StoredResponse{Status: 201, Body: bytes.Repeat([]byte("x"), 512<<10)}
 	s := memstore.New(memstore.Options{MaxBytes: 4 << 20}) // scope share 1 MiB
 	n, err := fill(t, s, "big", 1000, big, time.Hour, false)
 	require.ErrorIs(t, err, memstore.ErrScopeFull)
@@ -223,11 +223,11 @@ func TestByteBound(t *testing.T) {
 // theirs, scope A still gets its whole share.
 func TestFairShare(t *testing.T) {
 	t.Parallel()
-	body := server.Response{Status: 201, Body: make([]byte, 10_000)}
+	body := server.StoredResponse{Status: 201, Body: make([]byte, 10_000)}
 	tests := []struct {
 		name   string
 		opts   memstore.Options
-		resp   server.Response
+		resp   server.StoredResponse
 		floods int
 		share  int // keys A can take
 	}{
@@ -323,7 +323,7 @@ func TestScopeFullClaimSparesOthers(t *testing.T) {
 func TestOvershootLeavesOthersRoom(t *testing.T) {
 	t.Parallel()
 	const maxBytes = 1 << 20 // a share of 256 KiB
-	big := server.Response{Status: 200, Body: make([]byte, 32<<10)}
+	big := server.StoredResponse{Status: 200, Body: make([]byte, 32<<10)}
 	s := memstore.New(memstore.Options{MaxBytes: maxBytes})
 	var tokens []string
 	for i := range 1000 {
@@ -411,7 +411,7 @@ func TestBytesCoverHeap(t *testing.T) {
 		h.Set("Content-Type", "application/json")
 		var body bytes.Buffer
 		fmt.Fprintf(&body, `{"id":"ch_%d","status":"succeeded"}`, i)
-		require.NoError(t, s.Complete(ctx, k, c.Token, server.Response{Status: 201, Header: h, Body: body.Bytes()}, time.Hour))
+		require.NoError(t, s.Complete(ctx, k, c.Token, server.StoredResponse{Status: 201, Header: h, Body: body.Bytes()}, time.Hour))
 	}
 	runtime.GC()
 	runtime.ReadMemStats(&after)

@@ -21,7 +21,7 @@ func ExampleNew() {
 	again, _ := store.Claim(ctx, k, "fingerprint", 30*time.Second)
 	fmt.Println("repeat acquired:", again.Acquired, "completed:", again.Record.Completed)
 
-	resp := server.Response{Status: http.StatusCreated, Body: []byte(`{"order":7}`)}
+	resp := server.StoredResponse{Status: http.StatusCreated, Body: []byte(`{"order":7}`)}
 	if err := store.Complete(ctx, k, first.Token, resp, 24*time.Hour); err != nil {
 		fmt.Println(err)
 	}

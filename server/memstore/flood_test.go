@@ -318,7 +318,7 @@ type evictingStore struct {
 type evicted struct {
 	fingerprint, token string
 	completed          bool
-	response           server.Response
+	response           server.StoredResponse
 }
 
 func newEvictingStore(max int) *evictingStore {
@@ -360,7 +360,7 @@ func (s *evictingStore) Renew(_ context.Context, k server.Key, token string, _ t
 	return nil
 }
 
-func (s *evictingStore) Complete(_ context.Context, k server.Key, token string, resp server.Response, _ time.Duration) error {
+func (s *evictingStore) Complete(_ context.Context, k server.Key, token string, resp server.StoredResponse, _ time.Duration) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := s.held(k, token)

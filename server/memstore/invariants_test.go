@@ -164,7 +164,7 @@ func TestBookkeeping(t *testing.T) {
 					}
 				case op < 6:
 					body := make([]byte, rnd.IntN(2000))
-					s.Complete(ctx, k, tokens[k], server.Response{Status: 200, Body: body}, time.Duration(rnd.Int64N(int64(tt.retention))))
+					s.Complete(ctx, k, tokens[k], server.StoredResponse{Status: 200, Body: body}, time.Duration(rnd.Int64N(int64(tt.retention))))
 				case op < 7:
 					s.Renew(ctx, k, tokens[k], time.Duration(rnd.IntN(60))*time.Second)
 				case op < 8:
@@ -191,7 +191,7 @@ func TestHeapShrinksAfterPeak(t *testing.T) {
 	complete := func(k server.Key, retention time.Duration) {
 		c, err := s.Claim(ctx, k, "fp", time.Minute)
 		require.NoError(t, err)
-		require.NoError(t, s.Complete(ctx, k, c.Token, server.Response{Status: 200}, retention))
+		require.NoError(t, s.Complete(ctx, k, c.Token, server.StoredResponse{Status: 200}, retention))
 	}
 	for i := range 10_000 {
 		complete(server.Key{Scope: "a", Key: fmt.Sprint(i)}, time.Minute)

@@ -14,7 +14,6 @@ const (
 	DefaultMaxKeys        = 100_000
 	DefaultMaxBytes       = 256 << 20 // 256 MiB
 	DefaultRunningReserve = 4 << 10   // 4 KiB
-	DefaultAbandon        = 24 * time.Hour
 )
 
 // Options configures [New]. The zero value of every field means its
@@ -121,7 +120,7 @@ type record struct {
 	completed    bool
 	leaseExpires time.Time
 	expiresAt    time.Time // completed: forget after; running: lease lapse + abandon
-	response     server.Response
+	response     server.StoredResponse
 	size         int64  // the bytes the record counts (see bounds.go)
 	use          *usage // its scope's usage
 	index        int    // its place in use.expiry
@@ -155,7 +154,7 @@ func New(opts Options) *Store {
 	}
 	s.reserve = min(s.reserve, min(s.scopeMaxBytes, s.maxBytes)/16)
 	if s.abandon <= 0 {
-		s.abandon = DefaultAbandon
+		s.abandon = server.DefaultAbandon
 	}
 	if s.now == nil {
 		s.now = time.Now
@@ -274,7 +273,7 @@ func (s *Store) Renew(ctx context.Context, k server.Key, token string, lease tim
 // reserved and takes its scope or the store over its bound (the work has
 // happened); the scope's new keys, or the store's, are refused until the
 // count is back under.
-func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp server.Response, retention time.Duration) error {
+func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp server.StoredResponse, retention time.Duration) error {
 	return s.whileHeld(k, token, func(r *record, now time.Time) {
 		r.token, r.completed, r.response = "", true, resp
 		r.leaseExpires = time.Time{}

@@ -76,7 +76,7 @@ func TestClock(t *testing.T) {
 			first := claim(t, s, key(1), "fp")
 			require.True(t, first.Acquired)
 			if tt.complete {
-				require.NoError(t, s.Complete(ctx, key(1), first.Token, server.Response{Status: 200}, 2*time.Hour))
+				require.NoError(t, s.Complete(ctx, key(1), first.Token, server.StoredResponse{Status: 200}, 2*time.Hour))
 			}
 			c.Advance(tt.advance)
 			got := claim(t, s, key(1), tt.fp)
@@ -105,7 +105,7 @@ func TestRenewAfterAbandonFails(t *testing.T) {
 	first := claim(t, s, key(1), "fp")
 	c.Advance(time.Minute + time.Hour)
 	require.ErrorIs(t, s.Renew(ctx, key(1), first.Token, time.Minute), server.ErrLeaseLost)
-	require.ErrorIs(t, s.Complete(ctx, key(1), first.Token, server.Response{}, time.Hour), server.ErrLeaseLost)
+	require.ErrorIs(t, s.Complete(ctx, key(1), first.Token, server.StoredResponse{}, time.Hour), server.ErrLeaseLost)
 }
 
 func TestSweepBoundsExpired(t *testing.T) {
@@ -114,7 +114,7 @@ func TestSweepBoundsExpired(t *testing.T) {
 	s := memstore.New(memstore.Options{Now: c.Now})
 	for i := range 1000 {
 		tok := claim(t, s, key(i), "fp").Token
-		require.NoError(t, s.Complete(ctx, key(i), tok, server.Response{Status: 200}, time.Minute))
+		require.NoError(t, s.Complete(ctx, key(i), tok, server.StoredResponse{Status: 200}, time.Minute))
 	}
 	c.Advance(time.Hour)
 	for i := 1000; i < 2000; i++ {
@@ -140,7 +140,7 @@ func TestRaceConcurrentUse(t *testing.T) {
 				}
 				if c.Acquired {
 					if i%2 == 0 {
-						assert.NoError(t, s.Complete(ctx, k, c.Token, server.Response{Status: 200}, time.Minute))
+						assert.NoError(t, s.Complete(ctx, k, c.Token, server.StoredResponse{Status: 200}, time.Minute))
 					} else {
 						assert.NoError(t, s.Release(ctx, k, c.Token))
 					}

@@ -36,14 +36,14 @@ func TestFullIsStoreFull(t *testing.T) {
 			t.Parallel()
 			var (
 				mu      sync.Mutex
-				results []server.Result
+				results []server.Outcome
 				ops     []server.StoreOpInfo
 			)
 			obs := &server.Observer{
 				Request: func(_ context.Context, info server.RequestInfo) {
 					mu.Lock()
 					defer mu.Unlock()
-					results = append(results, info.Result)
+					results = append(results, info.Outcome)
 				},
 				StoreOp: func(_ context.Context, info server.StoreOpInfo) {
 					mu.Lock()
@@ -74,7 +74,7 @@ func TestFullIsStoreFull(t *testing.T) {
 
 			mu.Lock()
 			defer mu.Unlock()
-			assert.Equal(t, []server.Result{server.ResultExecuted, server.ResultStoreFull, server.ResultReplayed}, results)
+			assert.Equal(t, []server.Outcome{server.OutcomeExecuted, server.OutcomeStoreFull, server.OutcomeReplayed}, results)
 			require.NotEmpty(t, ops)
 			var full int
 			for _, op := range ops {

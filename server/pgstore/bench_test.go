@@ -41,7 +41,7 @@ func (l latencies) report(b *testing.B) {
 func BenchmarkStore(b *testing.B) {
 	ctx := context.Background()
 	var pool *pgxpool.Pool // the current case's
-	resp := server.Response{
+	resp := server.StoredResponse{
 		Status: http.StatusCreated,
 		Header: http.Header{"Content-Type": {"application/json"}},
 		Body:   []byte(`{"id":"ch_1","amount":1000}`),

@@ -27,7 +27,7 @@ import (
 // shows the test can fail.
 func TestClaimWorkRace(t *testing.T) {
 	t.Parallel()
-	resp := server.Response{Status: http.StatusCreated, Body: []byte(`{"id":"ch_1"}`)}
+	resp := server.StoredResponse{Status: http.StatusCreated, Body: []byte(`{"id":"ch_1"}`)}
 	cases := []struct {
 		name string
 		// attempt makes one claim of k in s and, if it acquires k, runs

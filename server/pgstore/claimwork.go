@@ -213,7 +213,7 @@ func (r *lookupRow) record() (server.Record, error) {
 		rec.LeaseExpires = r.expiresAt
 		return rec, nil
 	}
-	rec.Response = server.Response{Status: int(r.status), Body: r.body}
+	rec.Response = server.StoredResponse{Status: int(r.status), Body: r.body}
 	h, err := decodeHeader(r.header)
 	if err != nil {
 		return server.Record{}, fmt.Errorf("pgstore: claim: stored header: %v", err)

@@ -35,7 +35,7 @@ func claimWork(t *testing.T, s *pgstore.Store, k server.Key, fp string) (server.
 
 // commitWork claims k with fp, writes one charge through the work's
 // transaction and commits resp.
-func commitWork(t *testing.T, s *pgstore.Store, k server.Key, fp, charges string, resp server.Response, keep time.Duration) {
+func commitWork(t *testing.T, s *pgstore.Store, k server.Key, fp, charges string, resp server.StoredResponse, keep time.Duration) {
 	t.Helper()
 	c, wctx, w := claimWork(t, s, k, fp)
 	require.True(t, c.Acquired)
@@ -46,7 +46,7 @@ func commitWork(t *testing.T, s *pgstore.Store, k server.Key, fp, charges string
 func TestClaimWork(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	stored := server.Response{
+	stored := server.StoredResponse{
 		Status: http.StatusCreated,
 		Header: http.Header{"Content-Type": {"application/json"}, "X-Multi": {"a", "b"}},
 		Body:   []byte(`{"id":"ch_1"}`),
@@ -226,7 +226,7 @@ func TestClaimWork(t *testing.T) {
 				_, err := s.Pool().Exec(ctx, "INSERT INTO "+s.Table()+` (scope, key, fingerprint, token, state, status, expires_at)
 					VALUES ($1, $2, 'fp', 'earlier', 'completed', 201, now() + interval '1 hour')`, k.Scope, k.Key)
 				require.NoError(t, err)
-				require.ErrorIs(t, w.Commit(ctx, server.Response{Status: http.StatusTeapot}, retention), server.ErrLeaseLost)
+				require.ErrorIs(t, w.Commit(ctx, server.StoredResponse{Status: http.StatusTeapot}, retention), server.ErrLeaseLost)
 				again, _, _ := claimWork(t, s, k, "fp")
 				assert.Equal(t, http.StatusCreated, again.Record.Response.Status)
 			},
@@ -281,7 +281,7 @@ func TestClaimWork(t *testing.T) {
 				// The former owner was only paused, and records its outcome
 				// before the new owner commits.
 				require.NoError(t, s.Complete(ctx, k, lc.Token, stored, retention))
-				require.ErrorIs(t, w.Commit(ctx, server.Response{Status: http.StatusTeapot}, retention), server.ErrLeaseLost)
+				require.ErrorIs(t, w.Commit(ctx, server.StoredResponse{Status: http.StatusTeapot}, retention), server.ErrLeaseLost)
 				again, _, _ := claimWork(t, s, k, "fp")
 				assert.Equal(t, stored, again.Record.Response)
 			},
@@ -373,7 +373,7 @@ func TestClaimWorkSetsTakeover(t *testing.T) {
 		{"retention over", 0, func(t *testing.T, s *pgstore.Store) {
 			c, _, w := claimWork(t, s, k, "fp")
 			require.True(t, c.Acquired)
-			require.NoError(t, w.Commit(ctx, server.Response{Status: 201}, lapsed))
+			require.NoError(t, w.Commit(ctx, server.StoredResponse{Status: 201}, lapsed))
 		}, [4]string{"10", "5", "4", "30000"}},
 		{"lapsed lease", 0, func(t *testing.T, s *pgstore.Store) {
 			_, err := s.Claim(ctx, k, "fp", lapsed)
@@ -398,7 +398,7 @@ func TestClaimWorkSetsTakeover(t *testing.T) {
 				assert.Equal(t, tc.want, inWork)
 				assert.NotEqual(t, own, inWork)
 			}
-			require.NoError(t, w.Commit(ctx, server.Response{Status: 201}, retention))
+			require.NoError(t, w.Commit(ctx, server.StoredResponse{Status: 201}, retention))
 			conn, err := pool.Acquire(ctx)
 			require.NoError(t, err)
 			defer conn.Release()

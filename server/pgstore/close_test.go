@@ -35,7 +35,7 @@ func TestCloseWhileInUse(t *testing.T) {
 			c, _, w, err := s.ClaimWork(ctx, k, "fp")
 			require.NoError(t, err)
 			require.True(t, c.Acquired)
-			require.NoError(t, w.Commit(ctx, server.Response{Status: 201}, retention))
+			require.NoError(t, w.Commit(ctx, server.StoredResponse{Status: 201}, retention))
 		}
 		stop := make(chan struct{})
 		var wg sync.WaitGroup

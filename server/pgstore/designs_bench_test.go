@@ -38,7 +38,7 @@ const clients = 16
 // a loaded machine disturbs far less than latency.
 func BenchmarkTransactional(b *testing.B) {
 	ctx := context.Background()
-	resp := server.Response{
+	resp := server.StoredResponse{
 		Status: http.StatusCreated,
 		Header: http.Header{"Content-Type": {"application/json"}},
 		Body:   []byte(`{"id":"ch_1","amount":1000}`),

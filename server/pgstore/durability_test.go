@@ -92,7 +92,7 @@ func TestCommitDurability(t *testing.T) {
 				{"complete", func() query {
 					k := fresh()
 					token := claim(k, lease)
-					q := sent(func() { require.NoError(t, s.Complete(ctx, k, token, server.Response{Status: 200}, retention)) })
+					q := sent(func() { require.NoError(t, s.Complete(ctx, k, token, server.StoredResponse{Status: 200}, retention)) })
 					k2 := fresh()
 					q.args[1], q.args[2] = k2.Key, claim(k2, lease)
 					return q

@@ -104,7 +104,7 @@ func ExampleOpen() {
 			log.Fatal(err)
 		}
 		if retention != 0 {
-			if err := store.Complete(ctx, k, c.Token, server.Response{Status: 201}, retention); err != nil {
+			if err := store.Complete(ctx, k, c.Token, server.StoredResponse{Status: 201}, retention); err != nil {
 				log.Fatal(err)
 			}
 		}

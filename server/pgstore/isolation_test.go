@@ -49,7 +49,7 @@ func TestTransactionalWorkIsReadCommitted(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "read committed", level(t, wctx))
 		require.NoError(t, s.Renew(ctx, k, c.Token, lease)) // the renewer, on another connection
-		require.NoError(t, w.Commit(ctx, server.Response{Status: 201}, retention))
+		require.NoError(t, w.Commit(ctx, server.StoredResponse{Status: 201}, retention))
 		again, err := s.Claim(ctx, k, "fp", lease)
 		require.NoError(t, err)
 		assert.True(t, again.Record.Completed)
@@ -61,7 +61,7 @@ func TestTransactionalWorkIsReadCommitted(t *testing.T) {
 		require.NoError(t, err)
 		require.True(t, c.Acquired)
 		assert.Equal(t, "read committed", level(t, wctx))
-		require.NoError(t, w.Commit(ctx, server.Response{Status: 201}, retention))
+		require.NoError(t, w.Commit(ctx, server.StoredResponse{Status: 201}, retention))
 		again, _, _, err := s.ClaimWork(ctx, k, "fp")
 		require.NoError(t, err)
 		assert.True(t, again.Record.Completed)
@@ -98,7 +98,7 @@ func TestStrictSessionDefaults(t *testing.T) {
 				}
 				require.Equal(t, 1, acquired)
 				wg.Go(func() { errs[0] = s.Renew(ctx, k, token, lease) })
-				wg.Go(func() { errs[1] = s.Complete(ctx, k, token, server.Response{Status: 201}, retention) })
+				wg.Go(func() { errs[1] = s.Complete(ctx, k, token, server.StoredResponse{Status: 201}, retention) })
 				wg.Wait()
 				require.NoError(t, errs[1], "complete")
 				if errs[0] != nil {

@@ -32,7 +32,7 @@ func TestOpen(t *testing.T) {
 		c, err := s.Claim(ctx, k, "fp", lease)
 		require.NoError(t, err)
 		require.True(t, c.Acquired)
-		require.NoError(t, s.Complete(ctx, k, c.Token, server.Response{Status: http.StatusCreated}, retention))
+		require.NoError(t, s.Complete(ctx, k, c.Token, server.StoredResponse{Status: http.StatusCreated}, retention))
 		st, err := s.Stats(ctx)
 		require.NoError(t, err)
 		assert.Equal(t, 1, st.Completed)
@@ -114,11 +114,11 @@ func newOperatorFixture(t *testing.T) *operatorFixture {
 		}
 		for range want.completed {
 			k, token := claim(scope, lease)
-			require.NoError(t, s.Complete(ctx, k, token, server.Response{Status: 201}, retention))
+			require.NoError(t, s.Complete(ctx, k, token, server.StoredResponse{Status: 201}, retention))
 		}
 		for range want.expired {
 			k, token := claim(scope, lease)
-			require.NoError(t, s.Complete(ctx, k, token, server.Response{Status: 201}, lapsed))
+			require.NoError(t, s.Complete(ctx, k, token, server.StoredResponse{Status: 201}, lapsed))
 		}
 	}
 	c, _, w, err := s.ClaimWork(ctx, server.Key{Scope: "a", Key: "held"}, "fp")

@@ -32,7 +32,7 @@ type Options struct {
 	// Abandon is how long Purge keeps a running record after its lease
 	// lapsed, so that a worker that was only paused can still record its
 	// outcome, and a retry with the same fingerprint can take the key over.
-	// Default 24 h (DefaultAbandon).
+	// Default 24 h (server.DefaultAbandon).
 	Abandon time.Duration
 
 	// Transactional runs the work inside a database transaction that

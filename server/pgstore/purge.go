@@ -3,16 +3,15 @@ package pgstore
 import (
 	"context"
 	"time"
-)
 
-// DefaultAbandon is Options.Abandon's default, as memstore's.
-const DefaultAbandon = 24 * time.Hour
+	"github.com/idemhq/idem/server"
+)
 
 func (s *Store) abandon() time.Duration {
 	if s.opts.Abandon > 0 {
 		return s.opts.Abandon
 	}
-	return DefaultAbandon
+	return server.DefaultAbandon
 }
 
 // DefaultPurgeBatch is the batch size Purge uses when given zero or less.

@@ -39,7 +39,7 @@ func TestPurge(t *testing.T) {
 	}
 	for range expiredDone {
 		k, token := claim(lease)
-		require.NoError(t, s.Complete(ctx, k, token, server.Response{Status: 200}, lapsed))
+		require.NoError(t, s.Complete(ctx, k, token, server.StoredResponse{Status: 200}, lapsed))
 	}
 	for range expiredRunning {
 		claim(lapsed)
@@ -47,7 +47,7 @@ func TestPurge(t *testing.T) {
 	var keep []server.Key
 	for range live {
 		k, token := claim(lease)
-		require.NoError(t, s.Complete(ctx, k, token, server.Response{Status: 200}, retention))
+		require.NoError(t, s.Complete(ctx, k, token, server.StoredResponse{Status: 200}, retention))
 		keep = append(keep, k)
 	}
 	for range running {
@@ -94,7 +94,7 @@ func TestPurgeKeepsARecentlyLapsedLease(t *testing.T) {
 	n, err := s.Purge(ctx, 0)
 	require.NoError(t, err)
 	assert.Zero(t, n)
-	require.NoError(t, s.Complete(ctx, k, c.Token, server.Response{Status: 201}, retention))
+	require.NoError(t, s.Complete(ctx, k, c.Token, server.StoredResponse{Status: 201}, retention))
 	again, err := s.Claim(ctx, k, "fp", lease)
 	require.NoError(t, err)
 	assert.True(t, again.Record.Completed)

@@ -45,7 +45,7 @@ func TestRepeatClaimsDoNotWrite(t *testing.T) {
 			running := server.Key{Scope: "tenant", Key: "running"}
 			c, err := s.Claim(ctx, completed, "fp", lease)
 			require.NoError(t, err)
-			require.NoError(t, s.Complete(ctx, completed, c.Token, server.Response{Status: 200}, retention))
+			require.NoError(t, s.Complete(ctx, completed, c.Token, server.StoredResponse{Status: 200}, retention))
 			_, err = s.Claim(ctx, running, "fp", lease)
 			require.NoError(t, err)
 

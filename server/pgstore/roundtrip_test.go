@@ -96,7 +96,7 @@ func countingPool(t *testing.T) (*pgxpool.Pool, *wire) {
 func TestRoundTrips(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	resp := server.Response{Status: http.StatusCreated, Header: http.Header{"A": {"b"}}, Body: []byte("ok")}
+	resp := server.StoredResponse{Status: http.StatusCreated, Header: http.Header{"A": {"b"}}, Body: []byte("ok")}
 	for _, transactional := range []bool{false, true} {
 		pool, w := countingPool(t)
 		s := newStore(t, pool, pgstore.Options{Transactional: transactional})

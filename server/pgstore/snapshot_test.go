@@ -94,7 +94,7 @@ func TestLockThenReadInTheNextStatement(t *testing.T) {
 			waitForAdvisoryLock(t, pool, conn.Conn().PgConn().PID())
 
 			// The first worker commits its record, which releases the lock.
-			require.NoError(t, w.Commit(ctx, server.Response{Status: http.StatusCreated}, retention))
+			require.NoError(t, w.Commit(ctx, server.StoredResponse{Status: http.StatusCreated}, retention))
 			if n := <-found; n == 0 {
 				// No record: the key looks free, and the second worker
 				// runs it again.

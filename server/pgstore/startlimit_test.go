@@ -76,11 +76,11 @@ func TestExhaustedPoolRefused(t *testing.T) {
 	s := newStore(t, pool, pgstore.Options{Transactional: true})
 	var runs atomic.Int32
 	var mu sync.Mutex
-	var results []server.Result
+	var results []server.Outcome
 	obs := &server.Observer{Request: func(_ context.Context, info server.RequestInfo) {
 		mu.Lock()
 		defer mu.Unlock()
-		results = append(results, info.Result)
+		results = append(results, info.Outcome)
 	}}
 	handler := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if hold, ok := r.Context().Value(holdKey{}).(func()); ok {
@@ -117,7 +117,7 @@ func TestExhaustedPoolRefused(t *testing.T) {
 	assert.NotEmpty(t, rec.Header().Get("Retry-After"))
 	assert.Zero(t, runs.Load(), "handler runs")
 	mu.Lock()
-	assert.Equal(t, []server.Result{server.ResultOverloaded}, results)
+	assert.Equal(t, []server.Outcome{server.OutcomeOverloaded}, results)
 	mu.Unlock()
 
 	release()

@@ -142,7 +142,7 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 		}
 		rec := server.Record{Fingerprint: oldFingerprint, Completed: completed, ExpiresAt: expiresAt}
 		if completed {
-			rec.Response = server.Response{Status: int(status), Body: body}
+			rec.Response = server.StoredResponse{Status: int(status), Body: body}
 			if rec.Response.Header, err = decodeHeader(header); err != nil {
 				return server.Claim{}, fmt.Errorf("pgstore: claim: stored header: %v", err)
 			}
@@ -221,7 +221,7 @@ func serializationFailure(err error) bool {
 // the reserved pool (Options.ReservedConns): the work it records is done,
 // its lease no longer renewed, and it must not wait for a connection
 // behind new work while that lease lapses.
-func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp server.Response, retention time.Duration) error {
+func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp server.StoredResponse, retention time.Duration) error {
 	args := completeArgs(k, token, resp, retention)
 	var (
 		tag pgconn.CommandTag
@@ -244,7 +244,7 @@ func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp s
 }
 
 // completeArgs are the parameters of the complete and commit statements.
-func completeArgs(k server.Key, token string, resp server.Response, retention time.Duration) []any {
+func completeArgs(k server.Key, token string, resp server.StoredResponse, retention time.Duration) []any {
 	return []any{k.Scope, k.Key, token, int32(resp.Status), encodeHeader(resp.Header), resp.Body, retention.Microseconds()}
 }
 

@@ -93,7 +93,7 @@ func TestMigrateIsIdempotent(t *testing.T) {
 func TestClaim(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	stored := server.Response{
+	stored := server.StoredResponse{
 		Status: http.StatusCreated,
 		Header: http.Header{"Content-Type": {"application/json"}, "X-Multi": {"a", "b"}},
 		Body:   []byte(`{"id":"ch_1"}`),
@@ -201,7 +201,7 @@ func TestClaim(t *testing.T) {
 					assert.True(t, c.Record.LeaseExpires.IsZero())
 					assert.WithinDuration(t, time.Now().Add(retention), c.Record.ExpiresAt, time.Minute)
 				} else {
-					assert.Equal(t, server.Response{}, c.Record.Response)
+					assert.Equal(t, server.StoredResponse{}, c.Record.Response)
 					assert.Equal(t, c.Record.ExpiresAt, c.Record.LeaseExpires)
 					assert.Equal(t, tc.wantLeaseLeft, time.Until(c.Record.LeaseExpires) > 0)
 				}
@@ -227,7 +227,7 @@ func claimWith(fingerprint string, d time.Duration) func(*testing.T, *pgstore.St
 	}
 }
 
-func completeWith(fingerprint string, resp server.Response, keep time.Duration) func(*testing.T, *pgstore.Store, server.Key) string {
+func completeWith(fingerprint string, resp server.StoredResponse, keep time.Duration) func(*testing.T, *pgstore.Store, server.Key) string {
 	return func(t *testing.T, s *pgstore.Store, k server.Key) string {
 		token := claimWith(fingerprint, lease)(t, s, k)
 		require.NoError(t, s.Complete(context.Background(), k, token, resp, keep))
@@ -248,7 +248,7 @@ func TestFencing(t *testing.T) {
 	ctx := context.Background()
 	s, _ := newTestStore(t, pgstore.Options{})
 	k := server.Key{Scope: "tenant", Key: "fenced"}
-	resp := server.Response{Status: http.StatusOK}
+	resp := server.StoredResponse{Status: http.StatusOK}
 
 	c, err := s.Claim(ctx, k, "fp", lease)
 	require.NoError(t, err)
@@ -288,9 +288,9 @@ func TestTakeoverFencesFormerOwner(t *testing.T) {
 	require.True(t, second.TakenOver)
 
 	require.ErrorIs(t, s.Renew(ctx, k, first.Token, lease), server.ErrLeaseLost)
-	require.ErrorIs(t, s.Complete(ctx, k, first.Token, server.Response{Status: 200}, retention), server.ErrLeaseLost)
+	require.ErrorIs(t, s.Complete(ctx, k, first.Token, server.StoredResponse{Status: 200}, retention), server.ErrLeaseLost)
 	require.ErrorIs(t, s.Release(ctx, k, first.Token), server.ErrLeaseLost)
-	require.NoError(t, s.Complete(ctx, k, second.Token, server.Response{Status: 201}, retention))
+	require.NoError(t, s.Complete(ctx, k, second.Token, server.StoredResponse{Status: 201}, retention))
 
 	c, err := s.Claim(ctx, k, "fp", lease)
 	require.NoError(t, err)
@@ -304,13 +304,13 @@ func TestResponseRoundTrip(t *testing.T) {
 	s, _ := newTestStore(t, pgstore.Options{})
 	cases := []struct {
 		name string
-		resp server.Response
+		resp server.StoredResponse
 	}{
-		{"nil header and body", server.Response{Status: http.StatusNoContent}},
-		{"empty header and body", server.Response{Status: http.StatusOK, Header: http.Header{}, Body: []byte{}}},
-		{"binary body", server.Response{Status: http.StatusOK, Body: []byte{0, 1, 2, 0xff, '\\', '\''}}},
-		{"unicode header", server.Response{Status: http.StatusConflict, Header: http.Header{"X-Note": {"héllo \"quoted\""}}}},
-		{"header bytes that are not text", server.Response{Status: http.StatusOK, Header: http.Header{
+		{"nil header and body", server.StoredResponse{Status: http.StatusNoContent}},
+		{"empty header and body", server.StoredResponse{Status: http.StatusOK, Header: http.Header{}, Body: []byte{}}},
+		{"binary body", server.StoredResponse{Status: http.StatusOK, Body: []byte{0, 1, 2, 0xff, '\\', '\''}}},
+		{"unicode header", server.StoredResponse{Status: http.StatusConflict, Header: http.Header{"X-Note": {"héllo \"quoted\""}}}},
+		{"header bytes that are not text", server.StoredResponse{Status: http.StatusOK, Header: http.Header{
 			"Content-Disposition": {"attachment; filename=\"caf\xe9.txt\""}, "X-Odd": {"a\x00b"}}}},
 	}
 	for _, tc := range cases {
@@ -346,7 +346,7 @@ func TestCancelledContext(t *testing.T) {
 	k := server.Key{Scope: "tenant", Key: "cancelled"}
 	_, err := s.Claim(ctx, k, "fp", lease)
 	require.ErrorIs(t, err, context.Canceled)
-	require.ErrorIs(t, s.Complete(ctx, k, "t", server.Response{}, retention), context.Canceled)
+	require.ErrorIs(t, s.Complete(ctx, k, "t", server.StoredResponse{}, retention), context.Canceled)
 	_, err = s.Purge(ctx, 10)
 	require.ErrorIs(t, err, context.Canceled)
 }
@@ -369,7 +369,7 @@ func TestErrorsAreTranslated(t *testing.T) {
 	for name, err := range map[string]error{
 		"claim":    claimErr,
 		"renew":    s.Renew(ctx, k, "token", lease),
-		"complete": s.Complete(ctx, k, "token", server.Response{Status: 200}, retention),
+		"complete": s.Complete(ctx, k, "token", server.StoredResponse{Status: 200}, retention),
 		"release":  s.Release(ctx, k, "token"),
 		"purge":    purgeErr,
 	} {

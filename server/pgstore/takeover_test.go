@@ -53,9 +53,9 @@ func TestClaimWorkTakeoverOnConnectionDeath(t *testing.T) {
 	require.True(t, c2.Acquired, "the key is free as soon as the backend is gone")
 	assert.False(t, c2.TakenOver, "nothing was stored: there is nothing to take over")
 	charge(t, wctx2, charges, k.Key)
-	require.NoError(t, w2.Commit(ctx, server.Response{Status: http.StatusCreated}, retention))
+	require.NoError(t, w2.Commit(ctx, server.StoredResponse{Status: http.StatusCreated}, retention))
 
-	err := w.Commit(ctx, server.Response{Status: http.StatusTeapot}, retention)
+	err := w.Commit(ctx, server.StoredResponse{Status: http.StatusTeapot}, retention)
 	require.Error(t, err, "the first worker's transaction died with its connection")
 	assert.Equal(t, 1, countCharges(t, pool, charges), "only the second worker's charge")
 	done, _, _ := claimWork(t, s, k, "fp")
@@ -134,7 +134,7 @@ func TestClaimWorkTakeoverOnCrash(t *testing.T) {
 	c, wctx, w := claimWork(t, s, k, "fp")
 	require.True(t, c.Acquired, "the dead worker's key is free as soon as its backend is gone")
 	charge(t, wctx, charges, k.Key)
-	require.NoError(t, w.Commit(ctx, server.Response{Status: http.StatusCreated}, retention))
+	require.NoError(t, w.Commit(ctx, server.StoredResponse{Status: http.StatusCreated}, retention))
 	assert.Equal(t, 1, countCharges(t, pool, charges), "the dead worker's charge rolled back")
 }
 

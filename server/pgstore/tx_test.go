@@ -101,7 +101,7 @@ func TestTxClosedAfterTheWork(t *testing.T) {
 	}
 	ends := map[string]func(server.Work) error{
 		"rollback": func(w server.Work) error { return w.Rollback(ctx) },
-		"commit":   func(w server.Work) error { return w.Commit(ctx, server.Response{Status: 201}, retention) },
+		"commit":   func(w server.Work) error { return w.Commit(ctx, server.StoredResponse{Status: 201}, retention) },
 	}
 	for claim, begin := range begin {
 		for name, end := range ends {
@@ -155,7 +155,7 @@ func TestTxLargeObjects(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, lo.Close())
 	charge(t, wctx, newCharges(t, pool), "lo") // the handler's statements go on after it
-	require.NoError(t, w.Commit(ctx, server.Response{Status: 201}, retention))
+	require.NoError(t, w.Commit(ctx, server.StoredResponse{Status: 201}, retention))
 
 	var got []byte
 	require.NoError(t, pool.QueryRow(ctx, "SELECT lo_get($1)", oid).Scan(&got))

@@ -73,7 +73,7 @@ func TestTxLeftRunning(t *testing.T) {
 		},
 	}
 	ends := map[string]func(server.Work) error{
-		"commit":   func(w server.Work) error { return w.Commit(ctx, server.Response{Status: 201}, retention) },
+		"commit":   func(w server.Work) error { return w.Commit(ctx, server.StoredResponse{Status: 201}, retention) },
 		"rollback": func(w server.Work) error { return w.Rollback(ctx) },
 	}
 	const rounds = 150
@@ -154,6 +154,6 @@ func TestTxOneStatementAtATime(t *testing.T) {
 	require.ErrorIs(t, tx.QueryRow(ctx, "SELECT 1").Scan(new(int)), pgstore.ErrTxBusy)
 	require.NoError(t, br.Close())
 	require.NoError(t, tx.QueryRow(ctx, "SELECT 1").Scan(new(int)))
-	require.NoError(t, w.Commit(ctx, server.Response{Status: 201}, retention))
+	require.NoError(t, w.Commit(ctx, server.StoredResponse{Status: 201}, retention))
 	s.Settle()
 }

@@ -83,7 +83,7 @@ type lockedWork struct {
 // not rolled back to a savepoint), Commit rolls back and returns an error
 // that is not ErrLeaseLost; the caller then releases the key (under the
 // lock, the rollback released it).
-func (w *txWork) Commit(ctx context.Context, resp server.Response, retention time.Duration) error {
+func (w *txWork) Commit(ctx context.Context, resp server.StoredResponse, retention time.Duration) error {
 	if w.done {
 		return errors.New("pgstore: commit: work already ended")
 	}

@@ -49,7 +49,7 @@ func charge(t testing.TB, ctx context.Context, table, key string) {
 func TestTransactionalWork(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	resp := server.Response{Status: http.StatusCreated, Body: []byte(`{"id":"ch_1"}`)}
+	resp := server.StoredResponse{Status: http.StatusCreated, Body: []byte(`{"id":"ch_1"}`)}
 
 	cases := []struct {
 		name string

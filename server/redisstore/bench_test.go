@@ -34,7 +34,7 @@ func BenchmarkStore(b *testing.B) {
 
 func benchStore(b *testing.B, s *redisstore.Store) {
 	ctx := context.Background()
-	resp := server.Response{Status: http.StatusCreated, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"id":"ch_1"}`)}
+	resp := server.StoredResponse{Status: http.StatusCreated, Header: http.Header{"Content-Type": {"application/json"}}, Body: []byte(`{"id":"ch_1"}`)}
 	n := 0
 	key := func() server.Key { n++; return server.Key{Scope: "bench", Key: fmt.Sprintf("key-%d", n)} }
 	b.Run("claim new key", func(b *testing.B) {

@@ -24,13 +24,13 @@ import (
 func TestChargesServiceOnRedis(t *testing.T) {
 	forEachTarget(t, func(t *testing.T, rdb redis.UniversalClient) {
 		var mu sync.Mutex
-		results := map[server.Result]int{}
+		results := map[server.Outcome]int{}
 		systems := map[string]bool{}
 		obs := &server.Observer{
 			Request: func(_ context.Context, info server.RequestInfo) {
 				mu.Lock()
 				defer mu.Unlock()
-				results[info.Result]++
+				results[info.Outcome]++
 			},
 			StoreOp: func(_ context.Context, info server.StoreOpInfo) {
 				mu.Lock()
@@ -64,7 +64,7 @@ func TestChargesServiceOnRedis(t *testing.T) {
 
 		mu.Lock()
 		defer mu.Unlock()
-		assert.Equal(t, map[server.Result]int{server.ResultExecuted: 1, server.ResultReplayed: 1, server.ResultKeyReused: 1}, results)
+		assert.Equal(t, map[server.Outcome]int{server.OutcomeExecuted: 1, server.OutcomeReplayed: 1, server.OutcomeKeyReused: 1}, results)
 		assert.Equal(t, map[string]bool{"redis": true}, systems)
 	})
 }

@@ -36,7 +36,7 @@ func TestEvictionBehindDisabledConfig(t *testing.T) {
 		c, err := s.Claim(ctx, keys[i], "fp", time.Minute)
 		require.NoError(t, err)
 		require.True(t, c.Acquired)
-		require.NoError(t, s.Complete(ctx, keys[i], c.Token, server.Response{Status: 201, Body: body}, time.Hour))
+		require.NoError(t, s.Complete(ctx, keys[i], c.Token, server.StoredResponse{Status: 201, Body: body}, time.Hour))
 	}
 	pipe := rdb.Pipeline()
 	exists := make([]*redis.IntCmd, n)

@@ -76,7 +76,7 @@ func TestFailover(t *testing.T) {
 
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	resp := server.Response{Status: http.StatusCreated, Body: []byte("done")}
+	resp := server.StoredResponse{Status: http.StatusCreated, Body: []byte("done")}
 	require.NoError(t, store.Complete(cctx, running, c.Token, resp, time.Hour),
 		"the outcome is recorded once the replica took over")
 	replay, err := store.Claim(ctx, running, "fp", time.Minute)

@@ -66,7 +66,7 @@ func TestTakeoverAfterCrash(t *testing.T) {
 		assert.Equal(t, 1, effects.of(key), "executions")
 		assert.Equal(t, http.StatusUnprocessableEntity, post(t, client, url, key, `{"amount":200}`),
 			"another body is refused")
-		require.ErrorIs(t, store.Complete(ctx, k, dead.Token, server.Response{Status: http.StatusOK}, time.Hour),
+		require.ErrorIs(t, store.Complete(ctx, k, dead.Token, server.StoredResponse{Status: http.StatusOK}, time.Hour),
 			server.ErrLeaseLost, "the dead worker's token is fenced off")
 		assert.Equal(t, http.StatusCreated, post(t, client, url, key, body), "a later retry is replayed")
 		assert.Equal(t, 1, effects.of(key), "executions")
@@ -88,11 +88,11 @@ func TestResponseOverMaxResponse(t *testing.T) {
 		k := server.Key{Scope: "s", Key: rand.Text()}
 		c, err := store.Claim(ctx, k, "fp", time.Minute)
 		require.NoError(t, err)
-		big := server.Response{Status: http.StatusOK, Body: bytes.Repeat([]byte("x"), 1025)}
+		big := server.StoredResponse{Status: http.StatusOK, Body: bytes.Repeat([]byte("x"), 1025)}
 		err = store.Complete(ctx, k, c.Token, big, time.Hour)
 		require.ErrorIs(t, err, redisstore.ErrResponseTooLarge)
 		require.ErrorIs(t, err, server.ErrResponseTooLarge)
-		require.NoError(t, store.Complete(ctx, k, c.Token, server.Response{Status: http.StatusOK}, time.Hour), "still held under the token")
+		require.NoError(t, store.Complete(ctx, k, c.Token, server.StoredResponse{Status: http.StatusOK}, time.Hour), "still held under the token")
 
 		effects := newExecutions()
 		mw := server.Middleware(store, server.Options{SingleTenant: true, Lease: 100 * time.Millisecond, Retention: time.Hour})
@@ -138,7 +138,7 @@ func TestNotReplicated(t *testing.T) {
 		require.True(t, c.Acquired, "the unconfirmed claim was released")
 		require.False(t, c.TakenOver)
 
-		resp := server.Response{Status: http.StatusCreated, Body: []byte("ok")}
+		resp := server.StoredResponse{Status: http.StatusCreated, Body: []byte("ok")}
 		require.ErrorIs(t, waiting.Complete(ctx, k, c.Token, resp, time.Hour), redisstore.ErrNotReplicated)
 		replay, err := plain.Claim(ctx, k, "fp", time.Minute)
 		require.NoError(t, err)

@@ -4,12 +4,13 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/idemhq/idem/server"
 )
 
 // Defaults of [Options].
 const (
 	DefaultPrefix      = "idem:"
-	DefaultAbandon     = 24 * time.Hour
 	DefaultMaxResponse = 4 << 20
 	DefaultWaitTimeout = time.Second
 )
@@ -28,7 +29,7 @@ type Options struct {
 	// outcome, a retry with the same fingerprint can take the key over,
 	// and one with another fingerprint is still refused. After it the
 	// record is forgotten and the key is free. Default 24 h
-	// (DefaultAbandon).
+	// (server.DefaultAbandon).
 	Abandon time.Duration
 
 	// MaxResponse is the largest outcome Complete stores, in bytes: the
@@ -84,7 +85,7 @@ func (o Options) config() (config, error) {
 	}
 	abandon := o.Abandon
 	if abandon == 0 {
-		abandon = DefaultAbandon
+		abandon = server.DefaultAbandon
 	}
 	c.abandonMS = millis(abandon)
 	if c.maxResponse == 0 {

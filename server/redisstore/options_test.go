@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/idemhq/idem/server"
 	"github.com/redis/go-redis/v9"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -15,7 +16,7 @@ func TestOptionsDefaults(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, config{
 		prefix:      DefaultPrefix,
-		abandonMS:   DefaultAbandon.Milliseconds(),
+		abandonMS:   server.DefaultAbandon.Milliseconds(),
 		maxResponse: DefaultMaxResponse,
 		waitTimeout: DefaultWaitTimeout,
 	}, c)

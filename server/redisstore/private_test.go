@@ -76,7 +76,7 @@ func TestFullRedis(t *testing.T) {
 	done := server.Key{Scope: "s", Key: "done"}
 	d, err := s.Claim(ctx, done, "fp", time.Minute)
 	require.NoError(t, err)
-	require.NoError(t, s.Complete(ctx, done, d.Token, server.Response{Status: 201, Body: []byte("done")}, time.Hour))
+	require.NoError(t, s.Complete(ctx, done, d.Token, server.StoredResponse{Status: 201, Body: []byte("done")}, time.Hour))
 
 	fp := strings.Repeat("f", 1024)
 	full := false
@@ -117,7 +117,7 @@ func TestFullRedis(t *testing.T) {
 	assert.Equal(t, []byte("done"), replay.Record.Response.Body)
 
 	body := bytes.Repeat([]byte("b"), 64<<10)
-	require.NoError(t, s.Complete(ctx, running, c.Token, server.Response{Status: 201, Body: body}, time.Hour),
+	require.NoError(t, s.Complete(ctx, running, c.Token, server.StoredResponse{Status: 201, Body: body}, time.Hour),
 		"the outcome of work that ran is recorded over maxmemory")
 	replay, err = s.Claim(ctx, running, "fp", time.Minute)
 	require.NoError(t, err)

@@ -107,7 +107,7 @@ func TestRoundTrips(t *testing.T) {
 }
 
 func countRoundTrips(t *testing.T, s *redisstore.Store, hook *roundTrips) {
-	resp := server.Response{Status: http.StatusCreated, Header: http.Header{"A": {"b"}}, Body: []byte("ok")}
+	resp := server.StoredResponse{Status: http.StatusCreated, Header: http.Header{"A": {"b"}}, Body: []byte("ok")}
 	const lease = time.Minute
 	n := 0
 	cycle := func(k server.Key, log bool) map[string]int {

@@ -100,7 +100,7 @@ func TestStatsAndRunning(t *testing.T) {
 			}
 			complete := func(scope, key string) {
 				k, token := claim(scope, key, time.Hour)
-				require.NoError(t, s.Complete(ctx, k, token, server.Response{Status: 201}, time.Hour))
+				require.NoError(t, s.Complete(ctx, k, token, server.StoredResponse{Status: 201}, time.Hour))
 			}
 			before := redisTime(t, rdb)
 			lapsed, _ := claim("a", "lapsed", time.Millisecond)

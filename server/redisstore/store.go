@@ -187,7 +187,7 @@ func parseRecord(v []any) (server.Record, error) {
 			return server.Record{}, fmt.Errorf("stored header: %v", err)
 		}
 		rec.Completed = true
-		rec.Response = server.Response{Status: status, Header: header, Body: []byte(str(v[5]))}
+		rec.Response = server.StoredResponse{Status: status, Header: header, Body: []byte(str(v[5]))}
 		return rec, nil
 	}
 	return server.Record{}, fmt.Errorf("malformed record state %q", state)
@@ -234,7 +234,7 @@ func (s *Store) Release(ctx context.Context, k server.Key, token string) error {
 // way), Complete tries again, with capped backoff, until ctx is done, or
 // for at most a minute if ctx has no deadline. (The middleware gives it
 // one lease.) The script is safe to receive twice.
-func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp server.Response, retention time.Duration) error {
+func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp server.StoredResponse, retention time.Duration) error {
 	header := encodeHeader(resp.Header)
 	if size := len(header) + len(resp.Body); size > s.cfg.maxResponse {
 		return fmt.Errorf("redisstore: complete: response of %d bytes, Options.MaxResponse is %d: nothing stored: %w", size, s.cfg.maxResponse, ErrResponseTooLarge)

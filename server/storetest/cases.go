@@ -123,7 +123,7 @@ func cases() []testCase {
 			k := f.key()
 			token := f.acquire(k, "fp", longLease)
 			noError(t, f.s.Complete(context.Background(), k, token, sampleResponse(), retention), "Complete")
-			other := server.Response{Status: http.StatusTeapot, Body: []byte("other")}
+			other := server.StoredResponse{Status: http.StatusTeapot, Body: []byte("other")}
 			requireLost(t, f.s.Complete(context.Background(), k, token, other, retention), "a second Complete")
 			requireLost(t, f.s.Renew(context.Background(), k, token, longLease), "Renew after Complete")
 			requireLost(t, f.s.Release(context.Background(), k, token), "Release after Complete")
@@ -184,17 +184,17 @@ func cases() []testCase {
 		}},
 		{"LargeBody", func(t *testing.T, f fixture) {
 			body := bytes.Repeat([]byte("0123456789abcdef"), 1<<17) // 2 MiB
-			roundTrip(t, f, server.Response{Status: http.StatusOK, Body: body})
+			roundTrip(t, f, server.StoredResponse{Status: http.StatusOK, Body: body})
 		}},
 		{"BinaryBody", func(t *testing.T, f fixture) {
 			body := make([]byte, 0, 512)
 			for i := range 512 {
 				body = append(body, byte(i))
 			}
-			roundTrip(t, f, server.Response{Status: http.StatusOK, Header: http.Header{}, Body: body})
+			roundTrip(t, f, server.StoredResponse{Status: http.StatusOK, Header: http.Header{}, Body: body})
 		}},
 		{"EmptyResponse", func(t *testing.T, f fixture) {
-			roundTrip(t, f, server.Response{Status: http.StatusNoContent})
+			roundTrip(t, f, server.StoredResponse{Status: http.StatusNoContent})
 		}},
 		{"OddKey", func(t *testing.T, f fixture) {
 			k := server.Key{Scope: f.scope + ` 'ü" \`, Key: oddKey}
@@ -297,7 +297,7 @@ func testCompleteRacesTakeover(t *testing.T, f fixture) {
 }
 
 // roundTrip completes a fresh key with want and reads it back.
-func roundTrip(t *testing.T, f fixture, want server.Response) {
+func roundTrip(t *testing.T, f fixture, want server.StoredResponse) {
 	k := f.key()
 	f.complete(k, "fp", want)
 	requireCompleted(t, f.claim(k, "fp", longLease), "fp", want)
@@ -342,7 +342,7 @@ func transactorCases() []testCase {
 			_, work := f.begin(k, token)
 			c := f.eventuallyAcquired(k, "fp", longLease)
 			must(t, c.TakenOver, "TakenOver")
-			stale := server.Response{Status: http.StatusTeapot, Body: []byte("stale")}
+			stale := server.StoredResponse{Status: http.StatusTeapot, Body: []byte("stale")}
 			requireLost(t, work.Commit(context.Background(), stale, retention), "Commit after a takeover")
 			noError(t, f.s.Complete(context.Background(), k, c.Token, sampleResponse(), retention), "the new owner completes")
 			requireCompleted(t, f.claim(k, "fp", longLease), "fp", sampleResponse())

@@ -112,7 +112,7 @@ func (f fixture) acquire(k server.Key, fp string, lease time.Duration) string {
 }
 
 // complete acquires k and completes it with resp.
-func (f fixture) complete(k server.Key, fp string, resp server.Response) {
+func (f fixture) complete(k server.Key, fp string, resp server.StoredResponse) {
 	f.t.Helper()
 	token := f.acquire(k, fp, longLease)
 	noError(f.t, f.s.Complete(context.Background(), k, token, resp, retention), "Complete")
@@ -141,7 +141,7 @@ func requireRunning(t *testing.T, c server.Claim, fp string) {
 }
 
 // requireCompleted checks that c reports the stored outcome want.
-func requireCompleted(t *testing.T, c server.Claim, fp string, want server.Response) {
+func requireCompleted(t *testing.T, c server.Claim, fp string, want server.StoredResponse) {
 	t.Helper()
 	must(t, !c.Acquired, "a completed key must not be acquired again")
 	must(t, c.Record.Completed, "Record.Completed is not set on a completed record")
@@ -154,7 +154,7 @@ func requireCompleted(t *testing.T, c server.Claim, fp string, want server.Respo
 // requireResponse compares stored responses: status, headers (an empty
 // header equals a nil one) and body byte for byte (an empty body equals a
 // nil one).
-func requireResponse(t *testing.T, want, got server.Response) {
+func requireResponse(t *testing.T, want, got server.StoredResponse) {
 	t.Helper()
 	equal(t, want.Status, got.Status, "Response.Status")
 	if len(want.Header) == 0 {
@@ -177,8 +177,8 @@ func random(t *testing.T) string {
 }
 
 // sampleResponse is a stored outcome with repeated and odd header fields.
-func sampleResponse() server.Response {
-	return server.Response{
+func sampleResponse() server.StoredResponse {
+	return server.StoredResponse{
 		Status: http.StatusCreated,
 		Header: http.Header{
 			"Content-Type": {"application/json"},

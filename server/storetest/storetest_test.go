@@ -33,7 +33,7 @@ type unit struct {
 
 var errEnded = errors.New("the work has ended")
 
-func (u *unit) Commit(ctx context.Context, resp server.Response, retention time.Duration) error {
+func (u *unit) Commit(ctx context.Context, resp server.StoredResponse, retention time.Duration) error {
 	if u.ended {
 		return errEnded
 	}

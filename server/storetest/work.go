@@ -19,7 +19,7 @@ import (
 // stores nothing. newWork acquires k and begins its work.
 func testWorkEndsOnce(t *testing.T, f fixture, newWork func(k server.Key) server.Work) {
 	bg := context.Background()
-	other := server.Response{Status: http.StatusTeapot, Body: []byte("other")}
+	other := server.StoredResponse{Status: http.StatusTeapot, Body: []byte("other")}
 
 	k := f.key()
 	work := newWork(k)

@@ -162,7 +162,7 @@ func workClaimerCases() []testCase {
 			for _, fp := range []string{"fp", "fp-b"} {
 				requireHeld(t, f.claim(k, fp, longLease), "fp")
 			}
-			again := server.Response{Status: http.StatusAccepted, Body: []byte("again")}
+			again := server.StoredResponse{Status: http.StatusAccepted, Body: []byte("again")}
 			noError(t, work.Commit(bg, again, retention), "Commit of the work that ran the key again")
 			requireCompleted(t, f.claim(k, "fp", longLease), "fp", again)
 		}},
@@ -185,7 +185,7 @@ func workClaimerCases() []testCase {
 			requireHeld(t, c, "fp")
 			requireHeld(t, f.claim(k, "fp", longLease), "fp")
 			noError(t, work.Commit(bg, sampleResponse(), retention), "Commit of the unit that took over")
-			stale := server.Response{Status: http.StatusTeapot, Body: []byte("stale")}
+			stale := server.StoredResponse{Status: http.StatusTeapot, Body: []byte("stale")}
 			requireLost(t, f.s.Complete(bg, k, old, stale, retention), "Complete with the lapsed lease's token")
 			requireLost(t, f.s.Renew(bg, k, old, longLease), "Renew with the lapsed lease's token")
 			requireLost(t, f.s.Release(bg, k, old), "Release with the lapsed lease's token")
@@ -209,8 +209,8 @@ func workClaimerCases() []testCase {
 				return c.Acquired
 			})
 			must(t, c.TakenOver, "ClaimWork of a lapsed lease with its fingerprint: TakenOver")
-			first := server.Response{Status: http.StatusCreated, Body: []byte("the paused owner's")}
-			second := server.Response{Status: http.StatusAccepted, Body: []byte("the unit's")}
+			first := server.StoredResponse{Status: http.StatusCreated, Body: []byte("the paused owner's")}
+			second := server.StoredResponse{Status: http.StatusAccepted, Body: []byte("the unit's")}
 			completed := f.s.Complete(bg, k, old, first, retention)
 			committed := work.Commit(bg, second, retention)
 			if completed == nil {

@@ -295,14 +295,14 @@ func TestJournalMoveIsCompareAndSet(t *testing.T) {
 	t.Parallel()
 	j := openJournal(t, "")
 	op := sampleOperation()
-	op.State, op.Result = Pending, nil
+	op.State, op.Response = Pending, nil
 	_, err := j.begin(op)
 	require.NoError(t, err)
 	_, err = j.Abandon(op.Key)
 	require.NoError(t, err)
 
 	done := *op
-	done.State, done.Result = Completed, &Result{StatusCode: 201}
+	done.State, done.Response = Completed, &StoredResponse{StatusCode: 201}
 	err = j.move(&done, Pending, true)
 	require.ErrorIs(t, err, ErrAbandoned)
 	assert.Equal(t, Abandoned, onDisk(t, j, op.Key).State)
@@ -312,7 +312,7 @@ func TestJournalMoveIsCompareAndSet(t *testing.T) {
 	assert.Equal(t, Abandoned, onDisk(t, j, op.Key).State)
 
 	fresh := sampleOperation()
-	fresh.State, fresh.Result, fresh.minted = Pending, nil, true
+	fresh.State, fresh.Response, fresh.minted = Pending, nil, true
 	fresh.Key = op.Key
 	_, err = j.begin(fresh)
 	require.Error(t, err, "a new record is not written over one already there")

@@ -31,7 +31,7 @@ func sampleOperation() *Operation {
 		ExpiresAt:   now.Add(24 * time.Hour),
 		UpdatedAt:   now.Add(time.Second),
 		Attempts:    3,
-		Result: &Result{
+		Response: &StoredResponse{
 			StatusCode: 201,
 			Header:     http.Header{"Content-Type": {"application/json"}},
 			Body:       []byte(`{"id":"ch_1"}`),
@@ -45,12 +45,12 @@ func TestRecordRoundTrip(t *testing.T) {
 	t.Parallel()
 	cases := map[string]func(*Operation){
 		"complete":  func(*Operation) {},
-		"pending":   func(op *Operation) { op.State, op.Result = Pending, nil },
+		"pending":   func(op *Operation) { op.State, op.Response = Pending, nil },
 		"no body":   func(op *Operation) { op.Body, op.Header = nil, nil },
 		"zero time": func(op *Operation) { op.UpdatedAt = time.Time{} },
 		"host":      func(op *Operation) { op.Host = "api.example.test" },
 		"no result header": func(op *Operation) {
-			op.Result.Header, op.Result.Body = nil, nil
+			op.Response.Header, op.Response.Body = nil, nil
 		},
 	}
 	for name, mutate := range cases {
@@ -74,7 +74,7 @@ func TestRecordRoundTrip(t *testing.T) {
 func TestRecordEncodeAllocatesOnce(t *testing.T) {
 	long := sampleOperation()
 	long.Body = bytes.Repeat([]byte("x"), 70000) // a three-byte length
-	long.Result.Header["X-Many"] = []string{"a", "b", "c", "d"}
+	long.Response.Header["X-Many"] = []string{"a", "b", "c", "d"}
 	for name, op := range map[string]*Operation{"sample": sampleOperation(), "long": long, "empty": {Key: "k"}} {
 		t.Run(name, func(t *testing.T) {
 			enc := op.encode(nil)
@@ -133,7 +133,7 @@ func TestRecordVersions(t *testing.T) {
 	for _, version := range []byte{1, 2, 3} {
 		got, err := decodeOperation(op.appendRecord(nil, version))
 		require.NoError(t, err)
-		assert.Equal(t, op.Result, got.Result, "version %d", version)
+		assert.Equal(t, op.Response, got.Response, "version %d", version)
 	}
 }
 
@@ -144,35 +144,35 @@ func TestRecordKeyReuse(t *testing.T) {
 	t.Parallel()
 	op := sampleOperation()
 	op.State = Failed
-	op.Result = &Result{StatusCode: 400, KeyReused: true}
+	op.Response = &StoredResponse{StatusCode: 400, KeyReused: true}
 	got, err := decodeOperation(op.encode(nil))
 	require.NoError(t, err)
-	assert.True(t, got.Result.KeyReused)
+	assert.True(t, got.Response.KeyReused)
 
 	problem := http.Header{"Content-Type": {"application/problem+json"}}
 	cases := []struct {
 		name   string
-		result Result
+		result StoredResponse
 		want   bool
 	}{
-		{"idem's problem type", Result{StatusCode: 422, Header: problem, Body: []byte(`{"type":"` + key.ReusedProblemType + `"}`)}, true},
-		{"validation error", Result{StatusCode: 422, Header: problem, Body: []byte(`{"title":"Validation failed"}`)}, false},
-		{"no body", Result{StatusCode: 422}, false},
-		{"not a 422", Result{StatusCode: 400, Header: problem, Body: []byte(`{"type":"` + key.ReusedProblemType + `"}`)}, false},
+		{"idem's problem type", StoredResponse{StatusCode: 422, Header: problem, Body: []byte(`{"type":"` + key.ReusedProblemType + `"}`)}, true},
+		{"validation error", StoredResponse{StatusCode: 422, Header: problem, Body: []byte(`{"title":"Validation failed"}`)}, false},
+		{"no body", StoredResponse{StatusCode: 422}, false},
+		{"not a 422", StoredResponse{StatusCode: 400, Header: problem, Body: []byte(`{"type":"` + key.ReusedProblemType + `"}`)}, false},
 	}
 	for _, tc := range cases {
 		r := tc.result
-		op.Result = &r
+		op.Response = &r
 		got, err := decodeOperation(op.appendRecord(nil, 2))
 		require.NoError(t, err)
-		assert.Equal(t, tc.want, got.Result.KeyReused, tc.name)
+		assert.Equal(t, tc.want, got.Response.KeyReused, tc.name)
 	}
 }
 
 func FuzzDecodeOperation(f *testing.F) {
 	f.Add(sampleOperation().encode(nil))
 	pending := sampleOperation()
-	pending.State, pending.Result = Pending, nil
+	pending.State, pending.Response = Pending, nil
 	f.Add(pending.encode(nil))
 	f.Add([]byte{1, 1, 0})
 	f.Add(pending.appendRecord(nil, 1))

@@ -37,8 +37,8 @@ const recordVersion = 3
 // Result flags, one byte after the attempts.
 const (
 	flagResult    = 1 << iota // a Result follows
-	flagTruncated             // Result.Truncated
-	flagReplayed              // Result.Replayed
+	flagTruncated             // StoredResponse.Truncated
+	flagReplayed              // StoredResponse.Replayed
 	flagKeyReused             // Result.KeyReused, from version 3
 )
 
@@ -56,7 +56,7 @@ func (op *Operation) recordSize() int {
 	const varint = binary.MaxVarintLen64
 	n := 2 + 5*varint + len(op.Key) + len(op.Name) + len(op.Method) + len(op.URL) + len(op.Host) +
 		wire.HeaderSize(op.Header) + varint + len(op.Body) + len(op.Fingerprint) + 4*varint + 1 + 4
-	if r := op.Result; r != nil {
+	if r := op.Response; r != nil {
 		n += varint + wire.HeaderSize(r.Header) + varint + len(r.Body)
 	}
 	return n
@@ -87,10 +87,10 @@ func (op *Operation) appendRecord(b []byte, version byte) []byte {
 	b = wire.AppendTime(b, op.ExpiresAt)
 	b = wire.AppendTime(b, op.UpdatedAt)
 	b = wire.AppendUvarint(b, uint64(op.Attempts))
-	if op.Result == nil {
+	if op.Response == nil {
 		return sealRecord(append(b, 0), start, version)
 	}
-	r := op.Result
+	r := op.Response
 	var flags byte = flagResult
 	if r.Truncated {
 		flags |= flagTruncated
@@ -167,7 +167,7 @@ func decodeOperation(p []byte) (*Operation, error) {
 	case flags > maxFlags || flags != 0 && flags&flagResult == 0:
 		d.Fail()
 	case flags != 0:
-		op.Result = &Result{
+		op.Response = &StoredResponse{
 			Truncated:  flags&flagTruncated != 0,
 			Replayed:   flags&flagReplayed != 0,
 			KeyReused:  flags&flagKeyReused != 0,
@@ -182,7 +182,7 @@ func decodeOperation(p []byte) (*Operation, error) {
 	if err := d.Err(); err != nil {
 		return nil, err
 	}
-	if r := op.Result; v < 3 && r != nil {
+	if r := op.Response; v < 3 && r != nil {
 		if op.State == Failed && isRefusal(r.StatusCode, r.Replayed) {
 			op.State = Refused
 		}

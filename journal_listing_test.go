@@ -25,7 +25,7 @@ func TestJournalOperations(t *testing.T) {
 		op := &Operation{Key: fmt.Sprintf("k%d", 5-i), Method: http.MethodPost, URL: "http://x/", State: st,
 			CreatedAt: at.Add(time.Duration(min(i, 4)) * time.Second), UpdatedAt: time.Now()}
 		if st != Pending && st != Expired {
-			op.Result = &Result{StatusCode: map[State]int{Completed: 201, Refused: 401, Failed: 400}[st]}
+			op.Response = &StoredResponse{StatusCode: map[State]int{Completed: 201, Refused: 401, Failed: 400}[st]}
 		}
 		require.NoError(t, j.updateNow(op))
 	}
@@ -46,7 +46,7 @@ func TestJournalOperations(t *testing.T) {
 	// A lazily written change is seen at once.
 	op, _, err := j.Lookup("k4")
 	require.NoError(t, err)
-	op.State, op.Result = Completed, &Result{StatusCode: 200}
+	op.State, op.Response = Completed, &StoredResponse{StatusCode: 200}
 	require.NoError(t, j.update(op))
 	some, err = j.Operations(Pending)
 	require.NoError(t, err)
@@ -97,7 +97,7 @@ func TestJournalListingsSeeLazyWritesThatLand(t *testing.T) {
 			go func() { held <- j.submit(true, nil, func(*bolt.Tx) error { close(entered); <-gate; return nil }) }()
 			<-entered // the committer is held inside a commit
 			done := *op
-			done.State, done.Result = Completed, &Result{StatusCode: 201}
+			done.State, done.Response = Completed, &StoredResponse{StatusCode: 201}
 			require.NoError(t, j.update(&done)) // queued behind the held commit
 			j.testHookViewed = func() {
 				close(gate)

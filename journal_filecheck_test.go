@@ -34,7 +34,7 @@ func healthyJournal(t testing.TB, n int, syncFreelist bool) []byte {
 		_, err := j.begin(op)
 		require.NoError(t, err)
 		if i%3 != 0 {
-			op.State, op.Result, op.UpdatedAt = Completed, &Result{StatusCode: 201, Body: []byte(`{"id":1}`)}, now.Add(-48*time.Hour)
+			op.State, op.Response, op.UpdatedAt = Completed, &StoredResponse{StatusCode: 201, Body: []byte(`{"id":1}`)}, now.Add(-48*time.Hour)
 			require.NoError(t, j.updateNow(op))
 		}
 		if i%7 == 0 {
