@@ -266,39 +266,6 @@ type firstEnd struct {
 	stored StoredResponse
 }
 
-// result is the Outcome of a first execution that ended as e says, and
-// whose claim ended with res.
-func (e *firstEnd) result(res endResult) Outcome {
-	switch e.how {
-	case abandoned:
-		return OutcomeHandlerFailed
-	case notStarted:
-		switch {
-		case errors.Is(e.err, ErrOverloaded):
-			return OutcomeOverloaded
-		case errors.Is(e.err, ErrLeaseLost):
-			return OutcomeLeaseLost
-		}
-		return storeResult(e.err)
-	case cancelled:
-		return endedAs(OutcomeHandlerFailed, res)
-	}
-	if !e.record {
-		return endedAs(OutcomeReleased, res)
-	}
-	return endedAs(OutcomeExecuted, res)
-}
-
-// endHow is the way a first execution ended.
-type endHow uint8
-
-const (
-	abandoned  endHow = iota // the handler panicked or called runtime.Goexit
-	notStarted               // the work never started: refused, or the store failed
-	cancelled                // the handler gave up on a cancelled request without answering
-	answered                 // the handler answered
-)
-
 // run runs the handler for k, acquired with fingerprint fp in ans, then
 // records or releases its outcome and answers. The claim ends in finish,
 // deferred before anything else can fail.
@@ -349,7 +316,8 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, base *workBase, k 
 }
 
 // finish ends the claim of a first execution that ended as e says (v is
-// what a panic raised), and answers: the only way out of run.
+// what a panic raised), and answers as the table of a claim's end (endOf)
+// says: the only way out of run.
 func (h *handler) finish(w http.ResponseWriter, r *http.Request, a *attempt, fl *flight, e *firstEnd, v any) {
 	res, err := a.end(outcome{record: e.record, resp: e.stored, retention: h.cfg.retention})
 	if fl != nil {
@@ -359,15 +327,17 @@ func (h *handler) finish(w http.ResponseWriter, r *http.Request, a *attempt, fl 
 		}
 		h.claims.local.finish(a.key, fl, stored)
 	}
-	result := e.result(res)
-	a.observeEnd(result)
-	h.observe(r, result)
+	end := endOf(e.how, e.err, e.record, res)
+	a.observeEnd(end.outcome)
+	h.observe(r, end.outcome)
 	k, log := a.key, h.cfg.log
-	switch e.how {
-	case abandoned:
-		if res == releaseFailed && log != nil {
-			log.Error("idem: release after panic failed", "scope", k.Scope, "key", k.Key, "err", err)
-		}
+	if end.reply != replyCommitFailed || r.Context().Err() == nil {
+		// (A failed commit is not worth an error once the client has
+		// gone: its cancellation is the likely cause.)
+		end.logNote(log, k, err, "status", e.resp.Status)
+	}
+	switch end.reply {
+	case replyPanic:
 		if v == nil { // runtime.Goexit
 			return
 		}
@@ -379,57 +349,18 @@ func (h *handler) finish(w http.ResponseWriter, r *http.Request, a *attempt, fl 
 				"scope", k.Scope, "key", k.Key, "panic", v, "stack", string(debug.Stack()))
 		}
 		problemHandlerFailed.write(w)
-	case notStarted:
-		if res == releaseFailed && log != nil {
-			log.Warn("idem: release after the work did not start", "scope", k.Scope, "key", k.Key, "err", err)
-		}
-		switch {
-		case errors.Is(e.err, ErrOverloaded):
-			h.refuseLate(w, k)
-		case errors.Is(e.err, ErrLeaseLost):
-			problemLeaseLost.write(w)
-		default:
-			h.storeFailed(w, r, k, "begin work", e.err)
-		}
-	case cancelled:
-		switch {
-		case res == lost:
-			problemLeaseLost.write(w)
-			return
-		case res == releaseFailed && log != nil:
-			log.Error("idem: release after a cancelled request failed", "scope", k.Scope, "key", k.Key, "err", err)
-		}
+	case replyOverloaded:
+		h.refuseLate(w, k)
+	case replyLeaseLost:
+		problemLeaseLost.write(w)
+	case replyStoreFailed:
+		h.storeFailed(w, r, k, "begin work", e.err)
+	case replyHandlerFailed:
 		problemHandlerFailed.write(w)
-	default: // answered
-		switch res {
-		case recorded, released:
-			sendFirst(w, e.resp)
-		case lost:
-			if log != nil {
-				log.Warn("idem: outcome not recorded, key taken over", "scope", k.Scope, "key", k.Key)
-			}
-			problemLeaseLost.write(w)
-		case commitFailed:
-			// The commit failed: the work was undone, or, if the commit went
-			// through after all and only its answer was lost, the record is
-			// there. Either way a retry with the key gets it right.
-			if log != nil && r.Context().Err() == nil {
-				log.Error("idem: commit failed", "scope", k.Scope, "key", k.Key, "err", err)
-			}
-			problemCommitFailed.write(w)
-		default: // recordFailed, releaseFailed
-			// The work happened but recording (or releasing) it failed. The
-			// client gets the handler's answer: a 503 would invite a retry
-			// that runs the work again once the lease lapses.
-			if log != nil {
-				msg := "idem: outcome not recorded"
-				if res == releaseFailed {
-					msg = "idem: release failed"
-				}
-				log.Error(msg, "scope", k.Scope, "key", k.Key, "status", e.resp.Status, "err", err)
-			}
-			sendFirst(w, e.resp)
-		}
+	case replyCommitFailed:
+		problemCommitFailed.write(w)
+	default: // replyAnswer, replyUnrecorded
+		sendFirst(w, e.resp)
 	}
 }
 

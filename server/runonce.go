@@ -153,11 +153,19 @@ func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(conte
 	)
 	defer func() {
 		res, endErr := a.end(o)
-		r := runOnceResult(res, returned, startErr, workErr)
-		a.observeEnd(r)
-		cl.obs.request(ctx, "", "", r)
+		how := answered
+		switch {
+		case startErr != nil:
+			how = notStarted
+		case !returned:
+			how = abandoned
+		}
+		end := endOf(how, startErr, o.record, res)
+		a.observeEnd(end.outcome)
+		cl.obs.request(ctx, "", "", end.outcome)
+		end.logNote(opts.Logger, k, endErr)
 		if returned {
-			result, err = runResult(k, res, endErr, result, startErr, workErr, opts.Logger)
+			result, err = end.result(result, startErr, workErr, endErr)
 		}
 	}()
 	wctx, startErr := cl.start(&a, base, k, ans)
@@ -175,54 +183,28 @@ func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(conte
 	return result, false, nil // answered by the deferred call
 }
 
-// runOnceResult is the Outcome of a RunOnce call whose claim ended with
-// res: its work did not start (startErr), panicked (not returned), failed
-// (workErr) or succeeded.
-func runOnceResult(res endResult, returned bool, startErr, workErr error) Outcome {
-	switch {
-	case startErr != nil && errors.Is(startErr, ErrOverloaded):
-		return OutcomeOverloaded
-	case startErr != nil && errors.Is(startErr, ErrLeaseLost):
-		return OutcomeLeaseLost
-	case startErr != nil:
-		return storeResult(startErr)
-	case !returned:
-		return OutcomeHandlerFailed
-	case workErr != nil:
-		return endedAs(OutcomeReleased, res)
-	}
-	return endedAs(OutcomeExecuted, res)
-}
-
-// runResult is RunOnce's answer once the claim of k ended with res (and
-// endErr): the work did not start (startErr), failed (workErr), or
-// returned result.
-func runResult(k Key, res endResult, endErr error, result []byte, startErr, workErr error, log *slog.Logger) ([]byte, error) {
-	switch {
-	case startErr != nil:
-		if res == releaseFailed && log != nil {
-			log.Warn("idem: release after the work did not start", "scope", k.Scope, "key", k.Key, "err", endErr)
-		}
-		if errors.Is(startErr, ErrOverloaded) || errors.Is(startErr, ErrLeaseLost) {
-			return nil, startErr
-		}
-		return nil, fmt.Errorf("idem/server: begin work: %w", startErr)
-	case workErr != nil:
+// result is RunOnce's answer, rendered from the table (endOf): the work
+// did not start (startErr), failed (workErr), or returned result; endErr
+// is the store's error behind a failed end.
+func (e ending) result(result []byte, startErr, workErr, endErr error) ([]byte, error) {
+	switch e.reply {
+	case replyOverloaded, replyLeaseLost:
 		switch {
-		case res == lost:
+		case startErr != nil:
+			return nil, startErr
+		case workErr != nil:
 			return nil, fmt.Errorf("%w (work: %w)", ErrLeaseLost, workErr)
-		case res == releaseFailed && log != nil:
-			log.Error("idem: release after failed work", "scope", k.Scope, "key", k.Key, "err", endErr)
 		}
-		return nil, workErr
-	}
-	switch res {
-	case lost:
 		return nil, ErrLeaseLost
-	case commitFailed:
+	case replyStoreFailed:
+		return nil, fmt.Errorf("idem/server: begin work: %w", startErr)
+	case replyCommitFailed:
 		return nil, fmt.Errorf("idem/server: commit: %w", endErr)
-	case recordFailed:
+	case replyUnrecorded:
 		return result, fmt.Errorf("idem/server: record result: %w", endErr)
+	}
+	if workErr != nil {
+		return nil, workErr
 	}
 	return result, nil
 }
