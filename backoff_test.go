@@ -45,10 +45,39 @@ func TestBackoffAndBudgetDoNotOverflow(t *testing.T) {
 	assert.Greater(t, top, time.Hour, "retry 100 with no cap waits long, not zero")
 
 	b := newBudget(BudgetOptions{SuccessRefund: math.MaxInt}.withDefaults())
-	_, ok := b.take(false)
+	_, ok := b.reserve(false)
 	require.True(t, ok)
 	b.refund(math.MaxInt)
 	assert.Equal(t, 500, b.level())
+}
+
+// TestBudgetReservation: a retry's tokens come back if it is cancelled
+// (never sent), once only, and stay spent once it is sent.
+func TestBudgetReservation(t *testing.T) {
+	t.Parallel()
+	b := newBudget(BudgetOptions{Capacity: 12}.withDefaults())
+	r, ok := b.reserve(true)
+	require.True(t, ok)
+	assert.Equal(t, 2, b.level(), "a timeout's retry costs 10")
+	_, ok = b.reserve(false)
+	assert.False(t, ok, "5 more cannot be paid")
+	r.Cancel()
+	r.Cancel()
+	assert.Equal(t, 12, b.level(), "cancelled once, given back once")
+
+	r, _ = b.reserve(false)
+	assert.Equal(t, 5, r.Spend())
+	r.Cancel()
+	assert.Equal(t, 7, b.level(), "sent: spent, nothing to cancel")
+
+	var zero reservation
+	zero.Cancel()
+	assert.Equal(t, 0, zero.Spend())
+
+	off := newBudget(BudgetOptions{Capacity: -1}.withDefaults())
+	r, ok = off.reserve(true)
+	require.True(t, ok, "a disabled budget pays for every retry")
+	r.Cancel()
 }
 
 func TestParseRetryAfter(t *testing.T) {

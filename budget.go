@@ -56,22 +56,50 @@ func newBudget(o BudgetOptions) *budget {
 	return &budget{opts: o, tokens: o.Capacity}
 }
 
-// take removes the cost of one retry and reports whether it could be paid.
-func (b *budget) take(timeout bool) (cost int, ok bool) {
+// reserve takes the cost of one retry, a timeout's if timeout, and
+// reports whether the bucket could pay for it. The reservation is the
+// retry's: Cancel gives its tokens back if the retry is never sent, and
+// once it is sent they are spent (Spend), to come back only with an
+// answer (see call.settle).
+func (b *budget) reserve(timeout bool) (reservation, bool) {
 	if b.opts.Capacity < 0 {
-		return 0, true
+		return reservation{}, true
 	}
-	cost = b.opts.RetryCost
+	cost := b.opts.RetryCost
 	if timeout {
 		cost = b.opts.TimeoutCost
 	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.tokens < cost {
-		return 0, false
+		return reservation{}, false
 	}
 	b.tokens -= cost
-	return cost, true
+	return reservation{b: b, tokens: cost}, true
+}
+
+// A reservation is the tokens one retry took from a budget, until it is
+// sent or cancelled. The zero value holds nothing.
+type reservation struct {
+	b      *budget
+	tokens int
+}
+
+// Cancel gives the reservation's tokens back, if it holds any, and
+// empties it: a retry paid for and never sent costs nothing.
+func (r *reservation) Cancel() {
+	if r.b != nil {
+		r.b.refund(r.tokens)
+	}
+	*r = reservation{}
+}
+
+// Spend empties the reservation, its retry sent, and returns what the
+// retry cost.
+func (r *reservation) Spend() int {
+	n := r.tokens
+	*r = reservation{}
+	return n
 }
 
 // refund returns n tokens, up to capacity.

@@ -6,6 +6,7 @@ package idem
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"net/http"
 	"time"
@@ -242,7 +243,7 @@ func (c *Client) run(ctx context.Context, cl *call, op *Operation, header http.H
 		return nil, op.error(err, 0) // nothing journaled, nothing sent
 	}
 	if c.journal == nil {
-		return c.send(ctx, cl, op, header)
+		return c.conclude(cl, c.send(ctx, cl, op, header))
 	}
 	// Even a key minted for this call is locked: once journaled, a Resume
 	// running meanwhile sees it pending. The lock is the journal's, so
@@ -300,7 +301,32 @@ func (c *Client) run(ctx context.Context, cl *call, op *Operation, header http.H
 			return nil, op.error(ErrAbandoned, 0)
 		}
 	}
-	return c.send(ctx, cl, op, header)
+	return c.conclude(cl, c.send(ctx, cl, op, header))
+}
+
+// conclude journals how cl's attempts ended, along the transitions of
+// state.go, and returns Do's answer: the journal is written here, never
+// in the loop that made the attempts (send.go).
+func (c *Client) conclude(cl *call, s sent) (*Response, error) {
+	op := cl.op
+	if s.resp == nil {
+		var moved *movedError
+		switch {
+		case c.journal == nil:
+		case errors.As(s.err.Err, &moved):
+			// The journal no longer holds it pending: nothing to write.
+		case errors.Is(s.err.Err, ErrExpired):
+			c.expire(op, cl.origin)
+		default:
+			c.advance(op, evGiveUp, cl.origin) // no write: the operation stays pending
+		}
+		return nil, s.err
+	}
+	reused := c.keyReused(s.resp)
+	if c.journal != nil {
+		c.record(op, s.resp, reused, cl.origin)
+	}
+	return c.answer(op, s.resp, reused)
 }
 
 // advance moves op along transition(op.State, ev, o): it sets the new
