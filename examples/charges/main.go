@@ -24,6 +24,15 @@
 // JSON, so a retry with its keys in another order is the same request;
 // without it the body counts byte for byte.
 //
+// With -database the service keeps two tables, which it creates if they
+// are missing: the charges in idem_example_charges, and the idempotency
+// records (pgstore, transactional mode, committed with each charge) in
+// idem_example_charges_keys. To look at the records:
+//
+//	idem keys ls --database "$DSN" --table idem_example_charges_keys
+//
+// (idem's default table, idem_keys, is not this service's.)
+//
 // With -redis the idempotency records are kept in Redis (package
 // redisstore; comma-separated addresses are a cluster's seeds) and the
 // charges in this process's memory, each kept once Redis has recorded its
