@@ -226,7 +226,9 @@ func TestNeverSleepsPastTheDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
-		f := &fake{answer: func(int, context.Context) (bool, error) { return false, withRetryInfo(codes.Unavailable, 5*time.Second) }}
+		f := &fake{answer: func(int, context.Context) (bool, error) {
+			return false, withRetryInfo(codes.Unavailable, 5*time.Second)
+		}}
 		began := time.Now()
 		err := invoke(ctx, interceptor(t, grpcidem.ClientOptions{}), f, charge("ann", 1))
 		assert.ErrorIs(t, err, idem.ErrDeadline)
