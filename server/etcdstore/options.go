@@ -1,0 +1,70 @@
+package etcdstore
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/idemhq/idem/server"
+)
+
+// Defaults of [Options].
+const (
+	DefaultPrefix = "idem/"
+	// DefaultMaxResponse is below etcd's default --max-request-bytes
+	// (1.5 MiB), with room for the rest of the record and the request.
+	DefaultMaxResponse = 1 << 20
+)
+
+// ErrInvalidOptions is wrapped by the error [New] returns for Options it
+// cannot use; the message names the field.
+var ErrInvalidOptions = errors.New("idem/etcdstore: invalid options")
+
+// Options configures a Store. The zero value is valid and means the
+// documented defaults.
+type Options struct {
+	// Prefix starts the name of every etcd key the store writes, so that
+	// several stores (or other data) can share one cluster. Any bytes may
+	// follow it. Default "idem/" (DefaultPrefix).
+	Prefix string
+
+	// Abandon is how long a running record is kept after its lease
+	// lapsed, so that a worker that was only paused can still record its
+	// outcome, a retry with the same fingerprint can take the key over,
+	// and one with another fingerprint is still refused. After it the
+	// record is forgotten (its etcd lease expires) and the key is free.
+	// Default 24 h (server.DefaultAbandon).
+	Abandon time.Duration
+
+	// MaxResponse is the largest outcome Complete stores, in bytes: the
+	// body plus the encoded header. It must fit, with the rest of the
+	// record, in the cluster's --max-request-bytes and in the client's
+	// MaxCallSendMsgSize (go.etcd.io/etcd/client/v3's default is 2 MiB).
+	// Complete of a larger outcome stores nothing and returns an error
+	// wrapping ErrResponseTooLarge. Default 1 MiB (DefaultMaxResponse).
+	MaxResponse int
+}
+
+// config is Options with the defaults applied.
+type config struct {
+	prefix      string
+	abandon     time.Duration
+	maxResponse int
+}
+
+func (o Options) config() (config, error) {
+	if o.Abandon < 0 || o.MaxResponse < 0 {
+		return config{}, fmt.Errorf("%w: a negative Abandon or MaxResponse", ErrInvalidOptions)
+	}
+	c := config{prefix: o.Prefix, abandon: o.Abandon, maxResponse: o.MaxResponse}
+	if c.prefix == "" {
+		c.prefix = DefaultPrefix
+	}
+	if c.abandon == 0 {
+		c.abandon = server.DefaultAbandon
+	}
+	if c.maxResponse == 0 {
+		c.maxResponse = DefaultMaxResponse
+	}
+	return c, nil
+}
