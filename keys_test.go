@@ -3,6 +3,7 @@
 package idem
 
 import (
+	"strconv"
 	"strings"
 	"testing"
 
@@ -101,6 +102,9 @@ func TestParseKey(t *testing.T) {
 		{name: "inner quote", in: `"a"b"`, bad: true},
 		{name: "bad escape", in: `"a\nb"`, bad: true},
 		{name: "trailing backslash", in: `"ab\"`, bad: true},
+		{name: "two lines merged", in: "a, b", bad: true},
+		{name: "comma", in: "a,b", bad: true},
+		{name: "comma quoted", in: `"a, b"`, bad: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -119,8 +123,40 @@ func TestParseKey(t *testing.T) {
 	}
 }
 
+// TestKeyHoldsNoComma: a proxy that merges two Idempotency-Key lines
+// makes one value "a, b" (RFC 9110, 5.3). Two lines are ambiguous, and so
+// is their merge: ValidateKey refuses it, and Do refuses to send it,
+// without the network. Keys idem mints and derives hold no comma.
+func TestKeyHoldsNoComma(t *testing.T) {
+	t.Parallel()
+	for _, k := range []string{"a, b", "a,b", ",", "order-1,order-2"} {
+		err := ValidateKey(k)
+		require.ErrorIs(t, err, ErrInvalidKey, "%q", k)
+		var ie *key.InvalidError
+		require.ErrorAs(t, err, &ie)
+		assert.Equal(t, key.List, ie.Problem)
+		assert.Contains(t, err.Error(), "holds a comma")
+	}
+
+	s := newScripted(t, statuses(201))
+	c := newClient(t, quickOptions(Options{}))
+	req := post(t, s.srv.URL, `{}`)
+	req.Header.Set("Idempotency-Key", "a, b")
+	_, err := c.Do(req)
+	require.ErrorIs(t, err, ErrInvalidKey)
+	assert.Empty(t, s.seen(), "a list of keys is never sent")
+
+	secret := []byte("s")
+	for i := range 2000 {
+		n := strconv.Itoa(i)
+		for _, k := range []string{NewKey(), NewULID(), DeriveKey("ns", n, ","), DeriveKeyHMAC(secret, ",", n)} {
+			require.NoError(t, ValidateKey(k))
+		}
+	}
+}
+
 func FuzzParseKey(f *testing.F) {
-	for _, s := range []string{"abc", `"abc"`, `"a\"b"`, `"\\"`, "", `"`, "\x00", strings.Repeat("x", 300)} {
+	for _, s := range []string{"abc", `"abc"`, `"a\"b"`, `"\\"`, "", `"`, "\x00", strings.Repeat("x", 300), "a, b", `"a,b"`} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, in string) {
@@ -130,6 +166,7 @@ func FuzzParseKey(f *testing.F) {
 			return
 		}
 		require.NoError(t, ValidateKey(k))
+		require.NotContains(t, k, ",", "a key is never a list")
 		// Bare and quoted forms of a valid key are the same key.
 		q, err := ParseKey(key.Quote(k))
 		require.NoError(t, err)

@@ -3,11 +3,18 @@
 //
 // A key is 1 to MaxLen printable ASCII characters (0x20 to 0x7E), not
 // beginning or ending with a space (HTTP drops those from a bare field
-// value, so the two ends would disagree on the key). On the
-// wire it is bare (Stripe's form, what most clients send) or an RFC 8941
-// Structured Field string (the IETF draft's form): a double quote, the key
-// with `"` and `\` escaped by a backslash, a closing double quote, and
-// nothing after it. Both forms of one key parse to the same string.
+// value, so the two ends would disagree on the key), and holding no comma.
+// A comma is how HTTP joins field lines: a proxy may merge two
+// Idempotency-Key lines into one line "a, b" (RFC 9110, section 5.3). Two
+// lines are refused as ambiguous; read as one key, the merged line would be
+// a key neither line carried, and run the request again under it. No key
+// idem mints or derives (UUIDv7, ULID, DeriveKey's UUIDs) holds a comma.
+//
+// On the wire a key is bare (Stripe's form, what most clients send) or an
+// RFC 8941 Structured Field string (the IETF draft's form): a double quote,
+// the key with `"` and `\` escaped by a backslash, a closing double quote,
+// and nothing after it. Both forms of one key parse to the same string, so
+// the quoted form holds no comma either.
 package key
 
 import "strings"
@@ -26,6 +33,7 @@ const (
 	BadQuoting
 	Trailing
 	Padded
+	List
 )
 
 // String describes the problem in a few words.
@@ -45,6 +53,8 @@ func (p Problem) String() string {
 		return "text after the closing quote"
 	case Padded:
 		return "begins or ends with a space"
+	case List:
+		return "holds a comma (a list of keys, as two header lines merged into one)"
 	}
 	return "unknown problem"
 }
@@ -80,6 +90,9 @@ func Validate(k string) Problem {
 	}
 	if k[0] == ' ' || k[len(k)-1] == ' ' {
 		return Padded // the bare form cannot carry it: HTTP drops the spaces
+	}
+	if strings.IndexByte(k, ',') >= 0 {
+		return List
 	}
 	return OK
 }
@@ -122,6 +135,8 @@ func parseQuoted(v string) (string, Problem) {
 		return "", TooLong
 	case inner[0] == ' ' || inner[len(inner)-1] == ' ':
 		return "", Padded // an escape is never a space, so inner's ends are the key's
+	case strings.IndexByte(inner, ',') >= 0:
+		return "", List // the same key as the bare form, which cannot hold one
 	case escapes == 0:
 		return inner, OK
 	}

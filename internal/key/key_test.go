@@ -27,6 +27,15 @@ func TestParse(t *testing.T) {
 		{`"abc`, "", BadQuoting},
 		{`"a\nb"`, "", BadQuoting},
 		{`"abc";x=1`, "", Trailing},
+		// Two field lines merged by a proxy (RFC 9110, 5.3), in each form.
+		{"a, b", "", List},
+		{"a,b", "", List},
+		{"a,\tb", "", NotPrintable},
+		{`"a, b"`, "", List},
+		{`"a,b"`, "", List},
+		{`"a", "b"`, "", Trailing},
+		{",", "", List},
+		{"a,", "", List},
 	}
 	for _, tc := range cases {
 		got, p := Parse(tc.in)
@@ -51,6 +60,7 @@ func TestInvalidErrorQuotesTheValue(t *testing.T) {
 	}{
 		{"", `idem: invalid idempotency key "": empty`},
 		{"a\tb", `idem: invalid idempotency key "a\tb": not printable ASCII`},
+		{"a, b", `idem: invalid idempotency key "a, b": holds a comma (a list of keys, as two header lines merged into one)`},
 		{`"abc`, `idem: invalid idempotency key "\"abc": malformed quoted string`},
 		{strings.Repeat("k", 300), `idem: invalid idempotency key "` + strings.Repeat("k", 64) + `..." (300 bytes): longer than 255 characters`},
 	} {
