@@ -64,6 +64,11 @@ var (
 	// read, or the file is not an idem journal. The file is left as it is.
 	ErrJournalCorrupt = errors.New("idem: journal is corrupt or not an idem journal")
 
+	// ErrJournalPath: the journal's path cannot hold a journal file: it is
+	// a directory or another file that is not a regular one, or its
+	// directory does not exist. The error names the path and says which.
+	ErrJournalPath = errors.New("idem: journal path cannot hold a journal")
+
 	// ErrJournalClosed: the journal was closed.
 	ErrJournalClosed = errors.New("idem: journal is closed")
 

@@ -10,8 +10,10 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -115,7 +117,9 @@ const lazyFlushDelay = 20 * time.Millisecond
 // holds it, OpenJournal gives up after opts.LockTimeout with an error
 // wrapping ErrJournalLocked. A file that is
 // not an idem journal, or is corrupt, gives an error wrapping
-// ErrJournalCorrupt that names the file; the file is never replaced.
+// ErrJournalCorrupt that names the file; the file is never replaced. A
+// path that is a directory, or names no regular file, or whose directory
+// does not exist, gives an error wrapping ErrJournalPath that says so.
 func OpenJournal(path string, opts JournalOptions) (j *Journal, err error) {
 	opts, err = opts.withDefaults()
 	if err != nil {
@@ -177,11 +181,17 @@ func OpenJournal(path string, opts JournalOptions) (j *Journal, err error) {
 // checkFile). A file another process holds is ErrJournalLocked.
 func checkExisting(path string, opts JournalOptions) error {
 	info, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
+		return checkDir(path)
 	}
 	if err != nil {
 		return fmt.Errorf("idem: open journal: %w", err)
+	}
+	switch {
+	case info.IsDir():
+		return fmt.Errorf("%w: %s is a directory", ErrJournalPath, path)
+	case !info.Mode().IsRegular():
+		return fmt.Errorf("%w: %s is not a regular file (%s)", ErrJournalPath, path, info.Mode().Type())
 	}
 	if info.Size() == 0 {
 		return nil // bbolt makes a new journal of it
@@ -197,6 +207,31 @@ func checkExisting(path string, opts JournalOptions) error {
 	}
 	if err := checkFile(b); err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrJournalCorrupt, path, err)
+	}
+	return nil
+}
+
+// checkDir checks that the directory a new journal at path would go in
+// exists: bbolt would say only "no such file or directory". The error
+// wraps ErrJournalPath, and fs.ErrNotExist when the directory is missing.
+func checkDir(path string) error {
+	dir := filepath.Dir(path)
+	info, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%w: %s: directory %s does not exist (%w)", ErrJournalPath, path, dir, fs.ErrNotExist)
+	case errors.Is(err, syscall.ENOTDIR):
+		// A file stands where a directory should: name it.
+		for d := filepath.Dir(dir); d != dir; dir, d = d, filepath.Dir(d) {
+			if info, err := os.Stat(d); err == nil && !info.IsDir() {
+				return fmt.Errorf("%w: %s: %s is not a directory", ErrJournalPath, path, d)
+			}
+		}
+		return fmt.Errorf("%w: %s: %s is not a directory", ErrJournalPath, path, dir)
+	case err == nil && !info.IsDir():
+		return fmt.Errorf("%w: %s: %s is not a directory", ErrJournalPath, path, dir)
+	case err != nil:
+		return fmt.Errorf("idem: open journal: %w", err)
 	}
 	return nil
 }

@@ -125,8 +125,11 @@ func uuidKey(sum [16]byte) string {
 
 // ValidateKey reports whether key can be sent as an idempotency key: 1 to
 // [MaxKeyLen] printable ASCII characters (0x20 to 0x7E), not beginning or
-// ending with a space. The error wraps [ErrInvalidKey] and quotes the
-// value (escaped, and cut to 64 bytes).
+// ending with a space, and holding no comma: a proxy may join two
+// Idempotency-Key lines into one with a comma (RFC 9110, 5.3), so "a, b"
+// is a list of keys, which a server refuses as it refuses two lines. The
+// keys idem mints and derives are always valid. The error wraps
+// [ErrInvalidKey] and quotes the value (escaped, and cut to 64 bytes).
 func ValidateKey(k string) error {
 	if p := key.Validate(k); p != key.OK {
 		return key.Invalid(k, p)
