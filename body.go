@@ -11,12 +11,50 @@ import (
 	"net/http"
 )
 
+// readBody reads req's body whole and closes it. It returns when the
+// request's context ends, even while a Read of the body blocks (a pipe
+// whose writer stalls, a slow upload): the body is read by a goroutine of
+// its own, and on the context's end readBody closes the body, which ends
+// the Read of most bodies (pipes, files, connections), and leaves that
+// goroutine to end with the Read, whenever it does. Close is called then
+// while a Read may be in progress, as net/http's Transport calls it.
+// The error wraps the context's error.
 func (c *Client) readBody(req *http.Request) ([]byte, error) {
 	if req.Body == nil || req.Body == http.NoBody {
 		return nil, nil
 	}
-	defer req.Body.Close()
-	b, err := readAtMost(req.Body, req.ContentLength, c.opts.MaxRequestBody)
+	body, ctx := req.Body, req.Context()
+	if ctx.Done() == nil { // it never ends: nothing to stop the Read for
+		defer body.Close()
+		return c.readRequest(body, req.ContentLength)
+	}
+	if err := ctx.Err(); err != nil {
+		body.Close()
+		return nil, fmt.Errorf("idem: reading request body: %w", err)
+	}
+	type read struct {
+		b   []byte
+		err error
+	}
+	done := make(chan read, 1) // the goroutine never waits to hand over
+	go func() {
+		b, err := c.readRequest(body, req.ContentLength)
+		done <- read{b, err}
+	}()
+	select {
+	case r := <-done:
+		body.Close()
+		return r.b, r.err
+	case <-ctx.Done():
+		body.Close()
+		return nil, fmt.Errorf("idem: reading request body: %w", ctx.Err())
+	}
+}
+
+// readRequest reads a request body of size bytes (-1: unknown), up to
+// Options.MaxRequestBody.
+func (c *Client) readRequest(body io.Reader, size int64) ([]byte, error) {
+	b, err := readAtMost(body, size, c.opts.MaxRequestBody)
 	if errors.Is(err, ErrBodyTooLarge) {
 		return nil, fmt.Errorf("%w: request body over %d bytes", ErrBodyTooLarge, c.opts.MaxRequestBody)
 	}
