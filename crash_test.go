@@ -59,86 +59,161 @@ func TestCrashResume(t *testing.T) {
 	})
 }
 
-// crashRun runs the kill-and-restart harness and returns how often each key
-// was executed and which keys each operation was sent under.
+// crashRun runs the kill-and-restart harness against an idempotent
+// server and returns how often each key was executed and which keys each
+// operation was sent under.
 const crashKills = 6
 
 func crashRun(t *testing.T, naive bool) (map[string]int, map[int]map[string]bool) {
-	const ops, kills = 40, crashKills
+	const ops = 40
+	srv := newOnceServer(t)
+	ts := httptest.NewServer(srv)
+	t.Cleanup(ts.Close)
+	journal := filepath.Join(t.TempDir(), "client.journal")
+	done := filepath.Join(t.TempDir(), "naive.done")
+	// The naive client is only killed after the work, where a lost answer
+	// makes it send again.
+	got := killRun(t, crashPlan{
+		ops: ops, kills: crashKills, spread: ops/crashKills + 2, faultOdds: 10, lateOnly: naive,
+		child: "TestHelperCrashChild",
+		env: []string{"IDEM_CRASH_URL=" + ts.URL, "IDEM_CRASH_JOURNAL=" + journal, "IDEM_CRASH_OPS=" + strconv.Itoa(ops),
+			"IDEM_CRASH_NAIVE=" + strconv.FormatBool(naive), "IDEM_CRASH_DONE=" + done},
+	}, onceTarget{srv, ts})
+	if !naive {
+		j := openJournal(t, journal)
+		pending, err := j.Pending()
+		require.NoError(t, err)
+		assert.Empty(t, pending)
+	}
+	return got.executed, got.keysByOp
+}
+
+// crashTarget is the API a crash test's client talks to.
+type crashTarget interface {
+	// URL is the API's base URL.
+	URL() string
+	// hooks sets the functions run before the work and after it: before
+	// returning false has answered on its own; after returning false
+	// drops the connection instead of answering.
+	hooks(before func(w http.ResponseWriter, r *http.Request, key string, body []byte) bool, after func(r *http.Request, key string) bool)
+	// fault answers a transient failure.
+	fault(w http.ResponseWriter)
+	executions() map[string]int
+	mismatches() int
+}
+
+// onceTarget is an onceServer served over loopback, as a crashTarget.
+type onceTarget struct {
+	*onceServer
+	srv *httptest.Server
+}
+
+func (o onceTarget) URL() string { return o.srv.URL }
+
+func (o onceTarget) hooks(before func(w http.ResponseWriter, r *http.Request, key string, body []byte) bool, after func(r *http.Request, key string) bool) {
+	o.before = func(w http.ResponseWriter, r *http.Request) bool {
+		return before(w, r, r.Header.Get("Idempotency-Key"), o.lastBody(r))
+	}
+	o.after = func(r *http.Request) bool { return after(r, r.Header.Get("Idempotency-Key")) }
+}
+
+func (o onceTarget) fault(w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) }
+
+// crashPlan says how killRun runs a crash test.
+type crashPlan struct {
+	ops, kills int
+	// spread: each kill comes within this many attempts of the last.
+	spread int
+	// faultOdds: one attempt in faultOdds meets the target's fault, and
+	// one answer in faultOdds is lost after the work.
+	faultOdds int
+	// lateOnly kills only after the work; otherwise kills alternate
+	// between before the work and after it.
+	lateOnly bool
+	// child is the test function the child process runs, env its
+	// environment besides this process's.
+	child string
+	env   []string
+}
+
+// crashResult is what killRun saw.
+type crashResult struct {
+	keysByOp                map[int]map[string]bool // the keys each operation ({"op": N} in the body) came under
+	executed                map[string]int          // the target's executions by key
+	attempts, killed, early int                     // early: kills that left the attempt's work undone
+}
+
+// killRun re-executes the test binary as the plan's client process, again
+// and again, and kills each child but the last with SIGKILL from inside the
+// target while one of its attempts is in flight: before the target does
+// the work, or after it did the work but before it answers. The target
+// also answers some attempts with its fault and drops some answers. The
+// last child runs to its end. killRun requires that every kill came
+// during an attempt, half of them before the work unless lateOnly, that
+// every operation reached the target, and that every attempt of a key
+// carried the same bytes.
+func killRun(t *testing.T, plan crashPlan, target crashTarget) crashResult {
+	t.Helper()
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
-
-	srv := newOnceServer(t)
+	faults := rand.New(rand.NewPCG(seed, 1))
 	var (
-		mu        sync.Mutex
-		keysByOp  = map[int]map[string]bool{}
-		attempts  int
-		child     *exec.Cmd
-		killAt    int  // attempt number at which to kill the child
-		killLate  bool // kill after the work is done instead of before
-		killed    int
-		early     int // kills that left the attempt's work undone
-		faultRand = rand.New(rand.NewPCG(seed, 1))
+		mu       sync.Mutex
+		res      = crashResult{keysByOp: map[int]map[string]bool{}}
+		child    *exec.Cmd
+		killAt   int  // attempt number at which to kill the child
+		killLate bool // kill after the work is done instead of before
 	)
 	killIf := func(late bool) bool {
-		if child != nil && killAt > 0 && attempts >= killAt && killLate == late {
+		if child != nil && killAt > 0 && res.attempts >= killAt && killLate == late {
 			child.Process.Signal(syscall.SIGKILL)
 			killAt = 0
-			killed++
+			res.killed++
 			return true
 		}
 		return false
 	}
-	srv.before = func(w http.ResponseWriter, r *http.Request) bool {
-		var body struct{ Op int }
-		_ = json.Unmarshal(srv.lastBody(r), &body)
+	target.hooks(func(w http.ResponseWriter, r *http.Request, key string, body []byte) bool {
+		var b struct{ Op int }
+		_ = json.Unmarshal(body, &b)
 		mu.Lock()
 		defer mu.Unlock()
-		attempts++
-		if keysByOp[body.Op] == nil {
-			keysByOp[body.Op] = map[string]bool{}
+		res.attempts++
+		if res.keysByOp[b.Op] == nil {
+			res.keysByOp[b.Op] = map[string]bool{}
 		}
-		keysByOp[body.Op][r.Header.Get("Idempotency-Key")] = true
+		res.keysByOp[b.Op][key] = true
 		if killIf(false) {
 			// The client died before the work: the work is not done, and
 			// the attempt gets no answer.
-			early++
+			res.early++
 			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
 				conn.Close()
 			}
 			return false
 		}
-		if faultRand.IntN(10) == 0 {
-			w.WriteHeader(http.StatusServiceUnavailable)
+		if faults.IntN(plan.faultOdds) == 0 {
+			target.fault(w)
 			return false
 		}
 		return true
-	}
-	srv.after = func(*http.Request) bool {
+	}, func(*http.Request, string) bool {
 		mu.Lock()
 		defer mu.Unlock()
 		killIf(true)
-		return faultRand.IntN(10) != 0 // now and then the answer is lost
-	}
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
-	journal := filepath.Join(t.TempDir(), "client.journal")
-	done := filepath.Join(t.TempDir(), "naive.done")
+		return faults.IntN(plan.faultOdds) != 0 // now and then the answer is lost
+	})
 
-	// Kills alternate between before and after the work; the naive client
-	// is only killed after it, where a lost answer makes it send again.
 	run := func(kill, late bool) {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperCrashChild$")
-		cmd.Env = childEnv(
-			"IDEM_CRASH_URL="+ts.URL, "IDEM_CRASH_JOURNAL="+journal, "IDEM_CRASH_OPS="+strconv.Itoa(ops),
-			"IDEM_CRASH_NAIVE="+strconv.FormatBool(naive), "IDEM_CRASH_DONE="+done)
+		cmd := exec.Command(os.Args[0], "-test.run=^"+plan.child+"$")
+		cmd.Env = childEnv(plan.env...)
 		out := &syncBuffer{}
 		cmd.Stdout, cmd.Stderr = out, out
 		mu.Lock()
 		child, killAt, killLate = cmd, 0, late
 		if kill {
-			killAt = attempts + 1 + rng.IntN(ops/kills+2)
+			killAt = res.attempts + 1 + rng.IntN(plan.spread)
 		}
 		require.NoError(t, cmd.Start())
 		mu.Unlock()
@@ -147,7 +222,7 @@ func crashRun(t *testing.T, naive bool) (map[string]int, map[int]map[string]bool
 		select {
 		case err := <-exited:
 			if kill {
-				require.Error(t, err, "the child was killed")
+				require.Error(t, err, "the child was killed: %s", out.String())
 			} else {
 				require.NoError(t, err, "child: %s", out.String())
 			}
@@ -159,27 +234,22 @@ func crashRun(t *testing.T, naive bool) (map[string]int, map[int]map[string]bool
 		child = nil
 		mu.Unlock()
 	}
-	for i := range kills {
-		run(true, naive || i%2 == 1)
+	for i := range plan.kills {
+		run(true, plan.lateOnly || i%2 == 1)
 	}
 	run(false, false) // the last process runs to the end
+
 	mu.Lock()
 	defer mu.Unlock()
-	t.Logf("killed %d children mid-attempt, %d before the work; %d attempts in all", killed, early, attempts)
-	require.Equal(t, kills, killed, "every child died during an attempt")
-	if !naive {
-		require.Equal(t, kills/2, early, "half the kills left the work undone")
+	t.Logf("killed %d children mid-attempt, %d before the work; %d attempts in all", res.killed, res.early, res.attempts)
+	require.Equal(t, plan.kills, res.killed, "every child died during an attempt")
+	if !plan.lateOnly {
+		require.Equal(t, plan.kills/2, res.early, "half the kills left the work undone")
 	}
-
-	require.Len(t, keysByOp, ops, "every operation reached the server")
-	assert.Zero(t, srv.mismatches(), "every attempt of a key carried the same body")
-	if !naive {
-		j := openJournal(t, journal)
-		pending, err := j.Pending()
-		require.NoError(t, err)
-		assert.Empty(t, pending)
-	}
-	return srv.executions(), keysByOp
+	require.Len(t, res.keysByOp, plan.ops, "every operation reached the server")
+	assert.Zero(t, target.mismatches(), "every attempt of a key carried the same bytes")
+	res.executed = target.executions()
+	return res
 }
 
 // TestHelperCrashChild is the client process of TestCrashResume.
@@ -218,14 +288,7 @@ func TestHelperCrashChild(t *testing.T) {
 		}
 		return
 	}
-	var j *Journal
-	var err error
-	for range 100 { // the killed predecessor's lock goes with it, but be patient
-		if j, err = OpenJournal(os.Getenv("IDEM_CRASH_JOURNAL"), JournalOptions{LockTimeout: 50 * time.Millisecond}); err == nil {
-			break
-		}
-	}
-	require.NoError(t, err)
+	j := openChildJournal(t, os.Getenv("IDEM_CRASH_JOURNAL"))
 	defer j.Close()
 	c, err := New(Options{Journal: j, BaseDelay: time.Millisecond, MaxDelay: 5 * time.Millisecond, MaxAttempts: 20, ResumeJitter: 5 * time.Millisecond})
 	require.NoError(t, err)
@@ -248,6 +311,21 @@ func TestHelperCrashChild(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, http.StatusCreated, resp.StatusCode)
 	}
+}
+
+// openChildJournal opens a crash test child's journal. The killed
+// predecessor's lock goes with it, but be patient.
+func openChildJournal(t *testing.T, path string) *Journal {
+	t.Helper()
+	var j *Journal
+	var err error
+	for range 100 {
+		if j, err = OpenJournal(path, JournalOptions{LockTimeout: 50 * time.Millisecond}); err == nil {
+			break
+		}
+	}
+	require.NoError(t, err)
+	return j
 }
 
 func crashRequest(t *testing.T, url string, i int) *http.Request {

@@ -7,19 +7,15 @@ package idem
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"maps"
-	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -59,132 +55,30 @@ func TestProfilesCrashResume(t *testing.T) {
 	})
 }
 
-// crashTarget is the API a crash test's client talks to.
-type crashTarget interface {
-	// URL is the API's base URL.
-	URL() string
-	// hooks sets the functions run before the work and after it (see
-	// fakeAPI.hooks).
-	hooks(before func(w http.ResponseWriter, r *http.Request, key string, body []byte) bool, after func(r *http.Request, key string) bool)
-	// fault answers a transient failure.
-	fault(w http.ResponseWriter)
-	executions() map[string]int
-	mismatches() int
-}
-
 // URL returns the fake's base URL.
 func (f *fakeAPI) URL() string { return f.srv.URL }
 
+// profileCrashRun runs killRun for profile p against f. Each kill comes
+// within 3 attempts of the last, and an attempt that reaches the work
+// finishes at most one operation, so operations are left to send until
+// the last kill.
 func profileCrashRun(t *testing.T, p Profile, f crashTarget) {
-	// Each kill comes within 3 attempts of the last, and an attempt that
-	// reaches the work finishes at most one operation, so operations are
-	// left to send until the last kill.
-	const ops, kills = 16, 4
-	seed := uint64(time.Now().UnixNano())
-	t.Logf("seed %d", seed)
-	rng := rand.New(rand.NewPCG(seed, 0))
-	faults := rand.New(rand.NewPCG(seed, 1))
-
-	var (
-		mu       sync.Mutex
-		keysByOp = map[int]map[string]bool{}
-		attempts int
-		child    *exec.Cmd
-		killAt   int
-		killLate bool
-		killed   int
-		early    int
-	)
-	killIf := func(late bool) bool {
-		if child != nil && killAt > 0 && attempts >= killAt && killLate == late {
-			child.Process.Signal(syscall.SIGKILL)
-			killAt, killed = 0, killed+1
-			return true
-		}
-		return false
-	}
-	before := func(w http.ResponseWriter, r *http.Request, key string, body []byte) bool {
-		var b struct{ Op int }
-		_ = json.Unmarshal(body, &b)
-		mu.Lock()
-		defer mu.Unlock()
-		attempts++
-		if keysByOp[b.Op] == nil {
-			keysByOp[b.Op] = map[string]bool{}
-		}
-		keysByOp[b.Op][key] = true
-		if killIf(false) {
-			early++
-			if conn, _, err := w.(http.Hijacker).Hijack(); err == nil {
-				conn.Close()
-			}
-			return false
-		}
-		if faults.IntN(8) == 0 {
-			f.fault(w)
-			return false
-		}
-		return true
-	}
-	after := func(*http.Request, string) bool {
-		mu.Lock()
-		defer mu.Unlock()
-		killIf(true)
-		return faults.IntN(8) != 0
-	}
-	f.hooks(before, after)
+	const ops = 16
 	journal := filepath.Join(t.TempDir(), "client.journal")
-	run := func(kill, late bool) {
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperProfileCrashChild$")
-		cmd.Env = childEnv("IDEM_PROFILE_CRASH="+p.Name, "IDEM_PROFILE_CRASH_URL="+f.URL(),
-			"IDEM_PROFILE_CRASH_JOURNAL="+journal, "IDEM_PROFILE_CRASH_OPS="+strconv.Itoa(ops))
-		out := &syncBuffer{}
-		cmd.Stdout, cmd.Stderr = out, out
-		mu.Lock()
-		child, killAt, killLate = cmd, 0, late
-		if kill {
-			killAt = attempts + 1 + rng.IntN(3)
-		}
-		require.NoError(t, cmd.Start())
-		mu.Unlock()
-		exited := make(chan error, 1)
-		go func() { exited <- cmd.Wait() }()
-		select {
-		case err := <-exited:
-			if kill {
-				require.Error(t, err, "the child was killed: %s", out.String())
-			} else {
-				require.NoError(t, err, "child: %s", out.String())
-			}
-		case <-time.After(2 * time.Minute):
-			cmd.Process.Kill()
-			t.Fatalf("child did not finish: %s", out.String())
-		}
-		mu.Lock()
-		child = nil
-		mu.Unlock()
-	}
-	for i := range kills {
-		run(true, i%2 == 1)
-	}
-	run(false, false)
-
-	mu.Lock()
-	defer mu.Unlock()
-	t.Logf("%s: killed %d children mid-attempt, %d before the work; %d attempts in all", p.Name, killed, early, attempts)
-	require.Equal(t, kills, killed, "every child died during an attempt")
-	require.Equal(t, kills/2, early, "half the kills left the work undone")
-	require.Len(t, keysByOp, ops, "every operation reached the API")
-	executed := f.executions()
-	for op, keys := range keysByOp {
+	got := killRun(t, crashPlan{
+		ops: ops, kills: 4, spread: 3, faultOdds: 8,
+		child: "TestHelperProfileCrashChild",
+		env: []string{"IDEM_PROFILE_CRASH=" + p.Name, "IDEM_PROFILE_CRASH_URL=" + f.URL(),
+			"IDEM_PROFILE_CRASH_JOURNAL=" + journal, "IDEM_PROFILE_CRASH_OPS=" + strconv.Itoa(ops)},
+	}, f)
+	for op, keys := range got.keysByOp {
 		require.Len(t, keys, 1, "operation %d was sent under one key across restarts", op)
 		for k := range keys {
-			assert.Equal(t, 1, executed[k], "operation %d ran exactly once", op)
+			assert.Equal(t, 1, got.executed[k], "operation %d ran exactly once", op)
 			assert.LessOrEqual(t, len(k), p.MaxKeyLen)
 		}
 	}
-	assert.Len(t, executed, ops)
-	assert.Zero(t, f.mismatches(), "every attempt of a key carried the same bytes")
+	assert.Len(t, got.executed, ops)
 	j := openJournal(t, journal)
 	pending, err := j.Pending()
 	require.NoError(t, err)
@@ -202,14 +96,7 @@ func TestHelperProfileCrashChild(t *testing.T) {
 	require.True(t, ok)
 	url := os.Getenv("IDEM_PROFILE_CRASH_URL")
 	ops, _ := strconv.Atoi(os.Getenv("IDEM_PROFILE_CRASH_OPS"))
-	var j *Journal
-	var err error
-	for range 100 { // the killed predecessor's lock goes with it, but be patient
-		if j, err = OpenJournal(os.Getenv("IDEM_PROFILE_CRASH_JOURNAL"), JournalOptions{LockTimeout: 50 * time.Millisecond}); err == nil {
-			break
-		}
-	}
-	require.NoError(t, err)
+	j := openChildJournal(t, os.Getenv("IDEM_PROFILE_CRASH_JOURNAL"))
 	defer j.Close()
 	c, err := New(Options{Profile: p, Journal: j, PrepareRequest: setVersion, BaseDelay: time.Millisecond,
 		MaxDelay: 5 * time.Millisecond, MaxAttempts: 20, ResumeJitter: 5 * time.Millisecond})
