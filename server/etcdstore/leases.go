@@ -28,7 +28,8 @@ import (
 // leases is safe for concurrent use; concurrent callers that need the
 // same window wait for one grant.
 type leases struct {
-	lessor clientv3.Lease
+	lessor  clientv3.Lease
+	timeout time.Duration // bounds a grant
 
 	mu     sync.Mutex
 	byEnd  map[window]*grant
@@ -46,8 +47,8 @@ type grant struct {
 	err  error
 }
 
-func newLeases(lessor clientv3.Lease) *leases {
-	return &leases{lessor: lessor, byEnd: map[window]*grant{}}
+func newLeases(lessor clientv3.Lease, timeout time.Duration) *leases {
+	return &leases{lessor: lessor, timeout: timeout, byEnd: map[window]*grant{}}
 }
 
 // windowFor returns the window of an expiry at, as seen at now.
@@ -96,7 +97,7 @@ func (l *leases) forExpiry(ctx context.Context, now, at time.Time) (clientv3.Lea
 func (l *leases) grant(w window, g *grant) {
 	start := time.Now()
 	ttl := w.end - start.Unix() + 1
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), l.timeout)
 	defer cancel()
 	resp, err := l.lessor.Grant(ctx, ttl)
 	if err != nil {

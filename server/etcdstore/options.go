@@ -14,6 +14,7 @@ const (
 	// DefaultMaxResponse is below etcd's default --max-request-bytes
 	// (1.5 MiB), with room for the rest of the record and the request.
 	DefaultMaxResponse = 1 << 20
+	DefaultTryTimeout  = 2 * time.Second
 )
 
 // ErrInvalidOptions is wrapped by the error [New] returns for Options it
@@ -43,6 +44,17 @@ type Options struct {
 	// Complete of a larger outcome stores nothing and returns an error
 	// wrapping ErrResponseTooLarge. Default 1 MiB (DefaultMaxResponse).
 	MaxResponse int
+
+	// TryTimeout bounds each request the store sends to etcd, inside the
+	// caller's context. A proposal that reaches a member while the
+	// cluster has no leader is dropped by raft and would otherwise wait
+	// out the whole context (etcd's own limit is 5 s plus two election
+	// timeouts): bounded, Complete sends it again, to the next member,
+	// and Claim answers at once that it could not claim. A try that timed
+	// out and landed all the same is recognised by the next one. Keep it
+	// well above the cluster's commit latency under load. Default 2 s
+	// (DefaultTryTimeout).
+	TryTimeout time.Duration
 }
 
 // config is Options with the defaults applied.
@@ -50,13 +62,14 @@ type config struct {
 	prefix      string
 	abandon     time.Duration
 	maxResponse int
+	tryTimeout  time.Duration
 }
 
 func (o Options) config() (config, error) {
-	if o.Abandon < 0 || o.MaxResponse < 0 {
-		return config{}, fmt.Errorf("%w: a negative Abandon or MaxResponse", ErrInvalidOptions)
+	if o.Abandon < 0 || o.MaxResponse < 0 || o.TryTimeout < 0 {
+		return config{}, fmt.Errorf("%w: a negative Abandon, MaxResponse or TryTimeout", ErrInvalidOptions)
 	}
-	c := config{prefix: o.Prefix, abandon: o.Abandon, maxResponse: o.MaxResponse}
+	c := config{prefix: o.Prefix, abandon: o.Abandon, maxResponse: o.MaxResponse, tryTimeout: o.TryTimeout}
 	if c.prefix == "" {
 		c.prefix = DefaultPrefix
 	}
@@ -65,6 +78,9 @@ func (o Options) config() (config, error) {
 	}
 	if c.maxResponse == 0 {
 		c.maxResponse = DefaultMaxResponse
+	}
+	if c.tryTimeout == 0 {
+		c.tryTimeout = DefaultTryTimeout
 	}
 	return c, nil
 }

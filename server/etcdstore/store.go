@@ -3,6 +3,7 @@ package etcdstore
 import (
 	"context"
 	"crypto/rand"
+	"errors"
 	"fmt"
 	"time"
 
@@ -68,7 +69,7 @@ func New(cli *clientv3.Client, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Store{cli: cli, cfg: cfg, leases: newLeases(cli.Lease), now: time.Now}, nil
+	return &Store{cli: cli, cfg: cfg, leases: newLeases(cli.Lease, cfg.tryTimeout), now: time.Now}, nil
 }
 
 // Claim implements [server.Store]. It reads the record (one linearizable
@@ -89,7 +90,7 @@ func New(cli *clientv3.Client, opts Options) (*Store, error) {
 // that it does not hold the key from the retries for a whole lease.
 func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lease time.Duration) (server.Claim, error) {
 	key := recordKey(s.cfg.prefix, k)
-	resp, err := s.cli.Get(ctx, key)
+	resp, err := s.get(ctx, key)
 	if err != nil {
 		return server.Claim{}, translate(ctx, "claim", err)
 	}
@@ -120,10 +121,7 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 		if cur != nil {
 			cmp = clientv3.Compare(clientv3.ModRevision(key), "=", cur.ModRevision)
 		}
-		tr, err := s.cli.Txn(ctx).If(cmp).
-			Then(clientv3.OpPut(key, string(value), clientv3.WithLease(id))).
-			Else(clientv3.OpGet(key)).
-			Commit()
+		tr, err := s.txn(ctx, cmp, clientv3.OpPut(key, string(value), clientv3.WithLease(id)), clientv3.OpGet(key))
 		switch {
 		case err == nil && tr.Succeeded:
 			return s.acquired(tr.Header.Revision, nonce, fingerprint, takeover), nil
@@ -137,7 +135,7 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 			return server.Claim{}, translate(ctx, "claim", err)
 		}
 		// The write may have landed: look.
-		resp, rerr := s.cli.Get(ctx, key)
+		resp, rerr := s.get(ctx, key)
 		if rerr != nil {
 			s.releaseLater(key, nonce, lease)
 			return server.Claim{}, translate(ctx, "claim", err)
@@ -212,13 +210,10 @@ func (s *Store) releaseLater(key, nonce string, lease time.Duration) {
 		ctx, cancel := context.WithTimeout(s.cli.Ctx(), max(lease, time.Second))
 		defer cancel()
 		for wait := 50 * time.Millisecond; ; wait = min(2*wait, time.Second) {
-			if resp, err := s.cli.Get(ctx, key); err == nil {
+			if resp, err := s.get(ctx, key); err == nil {
 				cur := first(resp.Kvs)
 				if rev, ok := heldBy(cur, nonce); ok {
-					_, err := s.cli.Txn(ctx).
-						If(clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
-						Then(clientv3.OpDelete(key)).
-						Commit()
+					_, err := s.txn(ctx, clientv3.Compare(clientv3.ModRevision(key), "=", rev), clientv3.OpDelete(key), clientv3.OpGet(key))
 					if err == nil {
 						return
 					}
@@ -296,11 +291,36 @@ func (s *Store) Release(ctx context.Context, k server.Key, tokenString string) e
 
 // fencedTxn runs "if key is at rev then op, else read key".
 func (s *Store) fencedTxn(ctx context.Context, key string, rev int64, op clientv3.Op) (*clientv3.TxnResponse, error) {
-	return s.cli.Txn(ctx).
-		If(clientv3.Compare(clientv3.ModRevision(key), "=", rev)).
-		Then(op).
-		Else(clientv3.OpGet(key)).
-		Commit()
+	return s.txn(ctx, clientv3.Compare(clientv3.ModRevision(key), "=", rev), op, clientv3.OpGet(key))
+}
+
+// errNoAnswer is what a call to etcd that took longer than
+// Options.TryTimeout fails with (its context is not done).
+var errNoAnswer = errors.New("no answer from etcd within Options.TryTimeout")
+
+// get reads key, linearizably, within Options.TryTimeout.
+func (s *Store) get(ctx context.Context, key string) (*clientv3.GetResponse, error) {
+	tctx, cancel := context.WithTimeout(ctx, s.cfg.tryTimeout)
+	defer cancel()
+	resp, err := s.cli.Get(tctx, key)
+	return resp, s.tried(ctx, tctx, err)
+}
+
+// txn runs "if cmp then op else other" within Options.TryTimeout.
+func (s *Store) txn(ctx context.Context, cmp clientv3.Cmp, op, other clientv3.Op) (*clientv3.TxnResponse, error) {
+	tctx, cancel := context.WithTimeout(ctx, s.cfg.tryTimeout)
+	defer cancel()
+	resp, err := s.cli.Txn(tctx).If(cmp).Then(op).Else(other).Commit()
+	return resp, s.tried(ctx, tctx, err)
+}
+
+// tried is err, or errNoAnswer if it is the try's own timeout and not
+// the caller's context.
+func (s *Store) tried(ctx, tctx context.Context, err error) error {
+	if err != nil && ctx.Err() == nil && tctx.Err() != nil {
+		return fmt.Errorf("%w (%v)", errNoAnswer, s.cfg.tryTimeout)
+	}
+	return err
 }
 
 // stillHeld reads the record a failed fenced transaction handed back and

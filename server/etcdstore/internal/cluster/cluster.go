@@ -195,6 +195,8 @@ type Status struct {
 	Leader int
 	// Term is the highest raft term a live member reports.
 	Term uint64
+	// Answered is how many members answered.
+	Answered int
 }
 
 // Status asks every live member for its status (the Maintenance Status
@@ -228,6 +230,7 @@ func (c *Cluster) Status(ctx context.Context, cli *clientv3.Client) Status {
 			agreed = 0
 		}
 	}
+	st.Answered = answered
 	if i, ok := ids[agreed]; ok && agreed != 0 && answered > 0 {
 		st.Leader = i
 	}
