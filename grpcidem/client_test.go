@@ -19,6 +19,7 @@ import (
 
 	"github.com/idemhq/idem"
 	"github.com/idemhq/idem/grpcidem"
+	"github.com/idemhq/idem/grpcidem/internal/scenario"
 	"github.com/idemhq/idem/grpcidem/internal/testpb"
 	"github.com/idemhq/idem/server"
 	"github.com/idemhq/idem/server/memstore"
@@ -170,7 +171,7 @@ func TestRetryRules(t *testing.T) {
 // error, sent once.
 func TestKeyReusedIsNotRetried(t *testing.T) {
 	t.Parallel()
-	addr := serve(t, &charges{ledger: &memLedger{}}, []grpc.UnaryServerInterceptor{grpcidem.UnaryServerInterceptor(memstore.New(memstore.Options{}), singleTenant)})
+	addr := serve(t, &scenario.Charges{Ledger: &scenario.MemLedger{}}, []grpc.UnaryServerInterceptor{grpcidem.UnaryServerInterceptor(memstore.New(memstore.Options{}), singleTenant)})
 	cc := dial(t, addr, grpc.WithUnaryInterceptor(interceptor(t, grpcidem.ClientOptions{})))
 	_, err := cc.Charge(t.Context(), charge("ann", 1), grpcidem.Key("k-once"))
 	require.NoError(t, err)

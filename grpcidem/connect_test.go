@@ -14,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/idemhq/idem"
+	"github.com/idemhq/idem/grpcidem/internal/scenario"
 	"github.com/idemhq/idem/grpcidem/internal/testpb"
 	"github.com/idemhq/idem/internal/faultproxy"
 	"github.com/idemhq/idem/server"
@@ -31,7 +32,7 @@ func TestConnectOverIdemHTTPClient(t *testing.T) {
 	t.Parallel()
 	const calls, procedure = 30, "/idem.test.v1.Charges/Charge"
 	run := func(t *testing.T, protect bool) (effects int, replays int, st faultproxy.Stats) {
-		svc := &charges{ledger: &memLedger{}}
+		svc := &scenario.Charges{Ledger: &scenario.MemLedger{}}
 		var h http.Handler = connect.NewUnaryHandler(procedure,
 			func(ctx context.Context, req *connect.Request[testpb.ChargeRequest]) (*connect.Response[testpb.ChargeReply], error) {
 				reply, err := svc.Charge(ctx, req.Msg)
@@ -72,7 +73,7 @@ func TestConnectOverIdemHTTPClient(t *testing.T) {
 			})
 		}
 		wg.Wait()
-		return svc.ledger.count(t, ""), replays, proxy.Stats()
+		return svc.Ledger.Count(t, ""), replays, proxy.Stats()
 	}
 	t.Run("middleware", func(t *testing.T) {
 		t.Parallel()

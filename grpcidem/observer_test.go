@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/idemhq/idem/grpcidem"
+	"github.com/idemhq/idem/grpcidem/internal/scenario"
 	"github.com/idemhq/idem/server"
 	"github.com/idemhq/idem/server/memstore"
 )
@@ -49,16 +50,16 @@ func TestObserverEvents(t *testing.T) {
 			mu.Unlock()
 		},
 	}
-	svc := &charges{ledger: &memLedger{}}
+	svc := &scenario.Charges{Ledger: &scenario.MemLedger{}}
 	opts := grpcidem.ServerOptions{SingleTenant: true, Observer: obs}
 	c := dial(t, serve(t, svc, []grpc.UnaryServerInterceptor{grpcidem.UnaryServerInterceptor(memstore.New(memstore.Options{}), opts)}))
-	_, err, _ := call(withKey(t.Context(), "k-obs"), c, charge("ann", 1))
+	_, _, err := call(withKey(t.Context(), "k-obs"), c, charge("ann", 1))
 	require.NoError(t, err)
-	_, err, _ = call(withKey(t.Context(), "k-obs"), c, charge("ann", 1))
+	_, _, err = call(withKey(t.Context(), "k-obs"), c, charge("ann", 1))
 	require.NoError(t, err)
-	_, err, _ = call(withKey(t.Context(), "k-obs"), c, charge("ann", 2))
+	_, _, err = call(withKey(t.Context(), "k-obs"), c, charge("ann", 2))
 	require.Error(t, err)
-	_, err, _ = call(t.Context(), c, charge("ann", 1))
+	_, _, err = call(t.Context(), c, charge("ann", 1))
 	require.Error(t, err)
 
 	mu.Lock()

@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/idemhq/idem/grpcidem"
+	"github.com/idemhq/idem/grpcidem/internal/scenario"
 	"github.com/idemhq/idem/grpcidem/internal/testpb"
 	"github.com/idemhq/idem/server"
 	"github.com/idemhq/idem/server/memstore"
@@ -40,31 +41,19 @@ func reason(err error) (string, time.Duration) {
 	return r, d
 }
 
-// call makes one Charge with a plain gRPC client and returns the reply,
-// the error and whether the answer was marked replayed.
-func call(ctx context.Context, c testpb.ChargesClient, req *testpb.ChargeRequest) (*testpb.ChargeReply, error, bool) {
-	var md metadata.MD
-	reply, err := c.Charge(ctx, req, grpc.Header(&md))
-	return reply, err, len(md.Get(grpcidem.ReplayedHeader)) == 1 && md.Get(grpcidem.ReplayedHeader)[0] == "true"
-}
-
-func charge(customer string, amount int64) *testpb.ChargeRequest {
-	return &testpb.ChargeRequest{Customer: customer, Amount: amount, Currency: "eur", Labels: map[string]string{"a": "1", "b": "2", "c": "3"}}
-}
-
 // TestPlainClientInterop drives the interceptor with a plain grpc-go
 // client that knows nothing of idem: the key in metadata, replays marked
 // in the header, and the documented codes for every refusal.
 func TestPlainClientInterop(t *testing.T) {
 	t.Parallel()
-	svc := &charges{ledger: &memLedger{}}
-	svc.answer = func(_ context.Context, _ int64, req *testpb.ChargeRequest) error {
+	svc := &scenario.Charges{Ledger: &scenario.MemLedger{}}
+	svc.Answer = func(_ context.Context, _ int64, req *testpb.ChargeRequest) error {
 		switch req.GetCustomer() {
 		case "nobody":
 			st, _ := status.New(codes.NotFound, "no such customer").WithDetails(&errdetails.ResourceInfo{ResourceName: "customers/nobody"})
 			return st.Err()
 		case "flaky":
-			if svc.ledger.count(t, "flaky") == 1 {
+			if svc.Ledger.Count(t, "flaky") == 1 {
 				return status.Error(codes.Unavailable, "card network down")
 			}
 		}
@@ -75,39 +64,39 @@ func TestPlainClientInterop(t *testing.T) {
 	ctx := t.Context()
 
 	t.Run("replay", func(t *testing.T) {
-		first, err, replayed := call(withKey(ctx, "k-replay"), c, charge("ann", 500))
+		first, replayed, err := call(withKey(ctx, "k-replay"), c, charge("ann", 500))
 		require.NoError(t, err)
 		assert.False(t, replayed)
-		again, err, replayed := call(withKey(ctx, "k-replay"), c, charge("ann", 500))
+		again, replayed, err := call(withKey(ctx, "k-replay"), c, charge("ann", 500))
 		require.NoError(t, err)
 		assert.True(t, replayed)
 		assert.True(t, proto.Equal(first, again), "the replay is the first answer")
-		assert.Equal(t, 1, svc.ledger.count(t, "ann"))
+		assert.Equal(t, 1, svc.Ledger.Count(t, "ann"))
 	})
 	t.Run("quoted and bare are one key", func(t *testing.T) {
-		_, err, _ := call(withKey(ctx, "k-quoted"), c, charge("bea", 1))
+		_, _, err := call(withKey(ctx, "k-quoted"), c, charge("bea", 1))
 		require.NoError(t, err)
-		_, err, replayed := call(withKey(ctx, `"k-quoted"`), c, charge("bea", 1))
+		_, replayed, err := call(withKey(ctx, `"k-quoted"`), c, charge("bea", 1))
 		require.NoError(t, err)
 		assert.True(t, replayed)
-		assert.Equal(t, 1, svc.ledger.count(t, "bea"))
+		assert.Equal(t, 1, svc.Ledger.Count(t, "bea"))
 	})
 	t.Run("key reused with another request", func(t *testing.T) {
-		_, err, _ := call(withKey(ctx, "k-reused"), c, charge("cid", 1))
+		_, _, err := call(withKey(ctx, "k-reused"), c, charge("cid", 1))
 		require.NoError(t, err)
-		_, err, _ = call(withKey(ctx, "k-reused"), c, charge("cid", 2))
+		_, _, err = call(withKey(ctx, "k-reused"), c, charge("cid", 2))
 		assert.Equal(t, codes.FailedPrecondition, status.Code(err))
 		r, delay := reason(err)
 		assert.Equal(t, grpcidem.ReasonKeyReused, r)
 		assert.Zero(t, delay, "no retry can help")
-		assert.Equal(t, 1, svc.ledger.count(t, "cid"))
+		assert.Equal(t, 1, svc.Ledger.Count(t, "cid"))
 	})
 	t.Run("key missing", func(t *testing.T) {
-		_, err, _ := call(ctx, c, charge("dan", 1))
+		_, _, err := call(ctx, c, charge("dan", 1))
 		assert.Equal(t, codes.InvalidArgument, status.Code(err))
 		r, _ := reason(err)
 		assert.Equal(t, grpcidem.ReasonKeyMissing, r)
-		assert.Zero(t, svc.ledger.count(t, "dan"))
+		assert.Zero(t, svc.Ledger.Count(t, "dan"))
 	})
 	t.Run("key malformed", func(t *testing.T) {
 		for name, ctx := range map[string]context.Context{
@@ -115,30 +104,30 @@ func TestPlainClientInterop(t *testing.T) {
 			"two values": withKey(withKey(ctx, "k-one"), "k-two"),
 			"bad quotes": withKey(ctx, `"k-open`),
 		} {
-			_, err, _ := call(ctx, c, charge("eve", 1))
+			_, _, err := call(ctx, c, charge("eve", 1))
 			assert.Equal(t, codes.InvalidArgument, status.Code(err), name)
 			r, _ := reason(err)
 			assert.Equal(t, grpcidem.ReasonKeyInvalid, r, name)
 		}
-		assert.Zero(t, svc.ledger.count(t, "eve"))
+		assert.Zero(t, svc.Ledger.Count(t, "eve"))
 	})
 	t.Run("final status recorded with its details", func(t *testing.T) {
-		_, first, replayed := call(withKey(ctx, "k-notfound"), c, charge("nobody", 1))
+		_, replayed, first := call(withKey(ctx, "k-notfound"), c, charge("nobody", 1))
 		require.Equal(t, codes.NotFound, status.Code(first))
 		assert.False(t, replayed)
-		_, again, replayed := call(withKey(ctx, "k-notfound"), c, charge("nobody", 1))
+		_, replayed, again := call(withKey(ctx, "k-notfound"), c, charge("nobody", 1))
 		assert.True(t, replayed)
 		assert.True(t, proto.Equal(status.Convert(first).Proto(), status.Convert(again).Proto()), "the replay is the first status, details and all")
-		assert.Equal(t, 1, svc.ledger.count(t, "nobody"), "the handler ran once")
+		assert.Equal(t, 1, svc.Ledger.Count(t, "nobody"), "the handler ran once")
 	})
 	t.Run("retryable status released", func(t *testing.T) {
-		_, err, _ := call(withKey(ctx, "k-flaky"), c, charge("flaky", 1))
+		_, _, err := call(withKey(ctx, "k-flaky"), c, charge("flaky", 1))
 		require.Equal(t, codes.Unavailable, status.Code(err))
-		reply, err, replayed := call(withKey(ctx, "k-flaky"), c, charge("flaky", 1))
+		reply, replayed, err := call(withKey(ctx, "k-flaky"), c, charge("flaky", 1))
 		require.NoError(t, err)
 		assert.False(t, replayed, "the retry ran the handler again")
 		assert.NotZero(t, reply.GetRun())
-		assert.Equal(t, 2, svc.ledger.count(t, "flaky"))
+		assert.Equal(t, 2, svc.Ledger.Count(t, "flaky"))
 	})
 }
 
@@ -147,7 +136,7 @@ func TestPlainClientInterop(t *testing.T) {
 func TestInFlightIsAborted(t *testing.T) {
 	t.Parallel()
 	entered, release := make(chan struct{}), make(chan struct{})
-	svc := &charges{ledger: &memLedger{}, hold: func(_ context.Context, n int64) {
+	svc := &scenario.Charges{Ledger: &scenario.MemLedger{}, Hold: func(_ context.Context, n int64) {
 		if n == 1 {
 			close(entered)
 			<-release
@@ -157,21 +146,21 @@ func TestInFlightIsAborted(t *testing.T) {
 	c := dial(t, addr)
 	done := make(chan error, 1)
 	go func() {
-		_, err, _ := call(withKey(t.Context(), "k-held"), c, charge("ann", 1))
+		_, _, err := call(withKey(t.Context(), "k-held"), c, charge("ann", 1))
 		done <- err
 	}()
 	<-entered
-	_, err, _ := call(withKey(t.Context(), "k-held"), c, charge("ann", 1))
+	_, _, err := call(withKey(t.Context(), "k-held"), c, charge("ann", 1))
 	assert.Equal(t, codes.Aborted, status.Code(err))
 	r, delay := reason(err)
 	assert.Equal(t, grpcidem.ReasonInFlight, r)
 	assert.Equal(t, time.Second, delay)
 	close(release)
 	require.NoError(t, <-done)
-	_, err, replayed := call(withKey(t.Context(), "k-held"), c, charge("ann", 1))
+	_, replayed, err := call(withKey(t.Context(), "k-held"), c, charge("ann", 1))
 	require.NoError(t, err)
 	assert.True(t, replayed)
-	assert.Equal(t, 1, svc.ledger.count(t, "ann"))
+	assert.Equal(t, 1, svc.Ledger.Count(t, "ann"))
 }
 
 // TestScope keys calls by the client the scope function names: the same
@@ -179,7 +168,7 @@ func TestInFlightIsAborted(t *testing.T) {
 // Unauthenticated.
 func TestScope(t *testing.T) {
 	t.Parallel()
-	svc := &charges{ledger: &memLedger{}}
+	svc := &scenario.Charges{Ledger: &scenario.MemLedger{}}
 	opts := grpcidem.ServerOptions{Scope: func(ctx context.Context) (string, error) {
 		md, _ := metadata.FromIncomingContext(ctx)
 		if v := md.Get("x-client-id"); len(v) == 1 {
@@ -195,19 +184,19 @@ func TestScope(t *testing.T) {
 	as := func(client string) context.Context {
 		return metadata.AppendToOutgoingContext(withKey(t.Context(), "k-same"), "x-client-id", client)
 	}
-	a, err, _ := call(as("alice"), c, charge("ann", 1))
+	a, _, err := call(as("alice"), c, charge("ann", 1))
 	require.NoError(t, err)
-	b, err, replayed := call(as("bob"), c, charge("ann", 1))
+	b, replayed, err := call(as("bob"), c, charge("ann", 1))
 	require.NoError(t, err)
 	assert.False(t, replayed, "bob's key is not alice's")
 	assert.NotEqual(t, a.GetId(), b.GetId())
-	_, err, _ = call(withKey(t.Context(), "k-same"), c, charge("ann", 1))
+	_, _, err = call(withKey(t.Context(), "k-same"), c, charge("ann", 1))
 	assert.Equal(t, codes.Unauthenticated, status.Code(err))
 	r, _ := reason(err)
 	assert.Equal(t, grpcidem.ReasonScopeUnavailable, r)
-	_, err, _ = call(as("bad"), c, charge("ann", 1))
+	_, _, err = call(as("bad"), c, charge("ann", 1))
 	assert.Equal(t, codes.Unauthenticated, status.Code(err), "a scope no store can keep")
-	assert.Equal(t, 2, svc.ledger.count(t, "ann"))
+	assert.Equal(t, 2, svc.Ledger.Count(t, "ann"))
 }
 
 // TestKeyField reads the key from the request's request_id (AIP-155): the
@@ -215,50 +204,50 @@ func TestScope(t *testing.T) {
 // misconfiguration, and an empty request_id is a missing key.
 func TestKeyField(t *testing.T) {
 	t.Parallel()
-	svc := &charges{ledger: &memLedger{}}
+	svc := &scenario.Charges{Ledger: &scenario.MemLedger{}}
 	opts := grpcidem.ServerOptions{SingleTenant: true, KeyField: "request_id"}
 	addr := serve(t, svc, []grpc.UnaryServerInterceptor{grpcidem.UnaryServerInterceptor(memstore.New(memstore.Options{}), opts)})
 	c := dial(t, addr)
 	req := charge("ann", 7)
 	req.RequestId = "k-field"
-	_, err, _ := call(t.Context(), c, req)
+	_, _, err := call(t.Context(), c, req)
 	require.NoError(t, err)
 	req.RequestId = `"k-field"` // the same key quoted: not another request
-	_, err, replayed := call(t.Context(), c, req)
+	_, replayed, err := call(t.Context(), c, req)
 	require.NoError(t, err)
 	assert.True(t, replayed)
 	req.RequestId = ""
-	_, err, _ = call(t.Context(), c, req)
+	_, _, err = call(t.Context(), c, req)
 	assert.Equal(t, codes.InvalidArgument, status.Code(err))
-	assert.Equal(t, 1, svc.ledger.count(t, "ann"))
+	assert.Equal(t, 1, svc.Ledger.Count(t, "ann"))
 
 	other := grpcidem.ServerOptions{SingleTenant: true, KeyField: "meta.request_id"}
 	addr = serve(t, svc, []grpc.UnaryServerInterceptor{grpcidem.UnaryServerInterceptor(memstore.New(memstore.Options{}), other)})
-	_, err, _ = call(t.Context(), dial(t, addr), charge("bea", 1))
+	_, _, err = call(t.Context(), dial(t, addr), charge("bea", 1))
 	assert.Equal(t, codes.Internal, status.Code(err))
 	r, _ := reason(err)
 	assert.Equal(t, grpcidem.ReasonKeyFieldMissing, r)
-	assert.Zero(t, svc.ledger.count(t, "bea"))
+	assert.Zero(t, svc.Ledger.Count(t, "bea"))
 }
 
 // TestOptionalAndMethods: an unprotected method and, with Optional, a call
 // without a key pass through untouched.
 func TestOptionalAndMethods(t *testing.T) {
 	t.Parallel()
-	svc := &charges{ledger: &memLedger{}}
+	svc := &scenario.Charges{Ledger: &scenario.MemLedger{}}
 	opts := grpcidem.ServerOptions{SingleTenant: true, Optional: true}
 	addr := serve(t, svc, []grpc.UnaryServerInterceptor{grpcidem.UnaryServerInterceptor(memstore.New(memstore.Options{}), opts)})
 	c := dial(t, addr)
 	for range 2 {
-		_, err, replayed := call(t.Context(), c, charge("ann", 1))
+		_, replayed, err := call(t.Context(), c, charge("ann", 1))
 		require.NoError(t, err)
 		assert.False(t, replayed)
 	}
-	assert.Equal(t, 2, svc.ledger.count(t, "ann"))
+	assert.Equal(t, 2, svc.Ledger.Count(t, "ann"))
 
 	none := grpcidem.ServerOptions{SingleTenant: true, Methods: func(string) bool { return false }}
 	addr = serve(t, svc, []grpc.UnaryServerInterceptor{grpcidem.UnaryServerInterceptor(memstore.New(memstore.Options{}), none)})
-	_, err, _ := call(t.Context(), dial(t, addr), charge("bea", 1))
+	_, _, err := call(t.Context(), dial(t, addr), charge("bea", 1))
 	require.NoError(t, err)
 }
 
@@ -266,7 +255,7 @@ func TestOptionalAndMethods(t *testing.T) {
 // its handler runs; one without passes.
 func TestStreamsWithKeysRefused(t *testing.T) {
 	t.Parallel()
-	svc := &charges{ledger: &memLedger{}}
+	svc := &scenario.Charges{Ledger: &scenario.MemLedger{}}
 	addr := serve(t, svc, nil, grpcidem.StreamServerInterceptor(""))
 	c := dial(t, addr)
 	s, err := c.Watch(withKey(t.Context(), "k-stream"), charge("ann", 1))
@@ -304,15 +293,15 @@ func TestStoreFailuresAreUnavailable(t *testing.T) {
 		"down": {errors.New("connection refused"), grpcidem.ReasonStoreUnavailable, time.Second},
 		"full": {memstore.ErrFull, grpcidem.ReasonStoreFull, 30 * time.Second},
 	} {
-		svc := &charges{ledger: &memLedger{}}
+		svc := &scenario.Charges{Ledger: &scenario.MemLedger{}}
 		addr := serve(t, svc, []grpc.UnaryServerInterceptor{grpcidem.UnaryServerInterceptor(failingStore{err: tc.err}, singleTenant)})
-		_, err, _ := call(withKey(t.Context(), "k"), dial(t, addr), charge("ann", 1))
+		_, _, err := call(withKey(t.Context(), "k"), dial(t, addr), charge("ann", 1))
 		assert.Equal(t, codes.Unavailable, status.Code(err), name)
 		r, delay := reason(err)
 		assert.Equal(t, tc.reason, r, name)
 		assert.Equal(t, tc.delay, delay, name)
 		assert.NotContains(t, status.Convert(err).Message(), "refused", "no internal text on the wire")
-		assert.Zero(t, svc.ledger.count(t, ""), name)
+		assert.Zero(t, svc.Ledger.Count(t, ""), name)
 	}
 }
 
