@@ -148,4 +148,3 @@ func naiveHandler(svc *service) http.HandlerFunc {
 		w.WriteHeader(http.StatusCreated)
 	}
 }
-
