@@ -60,7 +60,8 @@ type ServerOptions struct {
 	// Methods reports whether a unary method (by its full name,
 	// "/package.Service/Method") is protected. Calls to other methods pass
 	// through untouched, key or not. Default nil: every unary method the
-	// interceptor sees.
+	// interceptor sees except those of gRPC's own services (package
+	// "grpc." and below: health checks, reflection), which carry no keys.
 	Methods func(fullMethod string) bool
 
 	// Optional lets a call to a protected method that carries no key
@@ -144,6 +145,9 @@ func (o ServerOptions) config() (serverConfig, error) {
 		}
 		c.field = p
 	}
+	if c.methods == nil {
+		c.methods = notGRPCOwn
+	}
 	if c.header == "" {
 		c.header = DefaultHeader
 	}
@@ -161,6 +165,12 @@ func (o ServerOptions) config() (serverConfig, error) {
 		Observer:     c.obs,
 	}
 	return c, nil
+}
+
+// notGRPCOwn reports whether fullMethod is not one of gRPC's own services
+// (grpc.health.v1.Health, grpc.reflection.v1.ServerReflection, ...).
+func notGRPCOwn(fullMethod string) bool {
+	return !strings.HasPrefix(fullMethod, "/grpc.")
 }
 
 // checkHeader reports whether h can name the text metadata that carries a

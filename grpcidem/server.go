@@ -25,7 +25,7 @@ import (
 // misconfiguration found at start-up, not per call.
 //
 // For a call to one of ServerOptions.Methods (default: every unary
-// method) it:
+// method but those of gRPC's own services, such as health checks) it:
 //
 //   - reads the key from the request metadata (ServerOptions.Header,
 //     default "idempotency-key"; bare or quoted, by server.ParseKey's
@@ -94,7 +94,7 @@ type serverInterceptor struct {
 
 func (s *serverInterceptor) intercept(ctx context.Context, req any, info *grpc.UnaryServerInfo, handler grpc.UnaryHandler) (any, error) {
 	method := info.FullMethod
-	if s.cfg.methods != nil && !s.cfg.methods(method) {
+	if !s.cfg.methods(method) {
 		return handler(ctx, req)
 	}
 	msg, isProto := req.(proto.Message)

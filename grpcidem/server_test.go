@@ -245,9 +245,19 @@ func TestOptionalAndMethods(t *testing.T) {
 	}
 	assert.Equal(t, 2, svc.Ledger.Count(t, "ann"))
 
+	// gRPC's own services (health checks) are never protected by default.
+	ic := grpcidem.UnaryServerInterceptor(memstore.New(memstore.Options{}), singleTenant)
+	reply, err := ic(t.Context(), "ping", &grpc.UnaryServerInfo{FullMethod: "/grpc.health.v1.Health/Check"},
+		func(context.Context, any) (any, error) { return "healthy", nil })
+	require.NoError(t, err)
+	assert.Equal(t, "healthy", reply)
+	_, err = ic(t.Context(), charge("x", 1), &grpc.UnaryServerInfo{FullMethod: "/idem.test.v1.Charges/Charge"},
+		func(context.Context, any) (any, error) { return nil, nil })
+	assert.Equal(t, codes.InvalidArgument, status.Code(err), "the service's own methods are")
+
 	none := grpcidem.ServerOptions{SingleTenant: true, Methods: func(string) bool { return false }}
 	addr = serve(t, svc, []grpc.UnaryServerInterceptor{grpcidem.UnaryServerInterceptor(memstore.New(memstore.Options{}), none)})
-	_, _, err := call(t.Context(), dial(t, addr), charge("bea", 1))
+	_, _, err = call(t.Context(), dial(t, addr), charge("bea", 1))
 	require.NoError(t, err)
 }
 
