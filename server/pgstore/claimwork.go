@@ -84,7 +84,11 @@ func (s *Store) ClaimWork(ctx context.Context, k server.Key, fingerprint string)
 	if !s.opts.Transactional {
 		return server.Claim{}, nil, nil, fmt.Errorf("pgstore: ClaimWork without Options.Transactional: %w", errors.ErrUnsupported)
 	}
-	conn, err := s.pool.Acquire(ctx)
+	pool, err := s.conns(ctx)
+	if err != nil {
+		return server.Claim{}, nil, nil, err
+	}
+	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return server.Claim{}, nil, nil, translate(ctx, "claim", err)
 	}
@@ -222,24 +226,25 @@ func (r *lookupRow) record() (server.Record, error) {
 	return rec, nil
 }
 
-// takeoverSettings returns the extra column of the lock statement that
-// sets, for the work's transaction only, the TCP settings bounding how
+// takeoverSettings returns the set_config calls of the lock statement
+// that set, for the work's transaction only, the TCP settings bounding how
 // long PostgreSQL takes to notice a vanished worker (Options.Takeover):
 // keepalive probes after a third of d of silence, then every sixth of d,
 // four of them unanswered, and unacknowledged data for d, end the
 // connection. PostgreSQL ignores them on Unix-domain sockets, and logs
 // and ignores those the server's platform lacks.
-func takeoverSettings(d time.Duration) string {
+func takeoverSettings(d time.Duration) []string {
 	if d < 0 {
-		return `, ''::text`
+		return nil
 	}
 	if d == 0 {
 		d = DefaultTakeover
 	}
 	secs := func(d time.Duration) string { return strconv.FormatInt(max(int64(d/time.Second), 1), 10) }
-	return `, concat_ws(',',
-    set_config('tcp_keepalives_idle', '` + secs(d/3) + `', true),
-    set_config('tcp_keepalives_interval', '` + secs(d/6) + `', true),
-    set_config('tcp_keepalives_count', '4', true),
-    set_config('tcp_user_timeout', '` + strconv.FormatInt(max(d.Milliseconds(), 1), 10) + `', true))`
+	return []string{
+		`set_config('tcp_keepalives_idle', '` + secs(d/3) + `', true)`,
+		`set_config('tcp_keepalives_interval', '` + secs(d/6) + `', true)`,
+		`set_config('tcp_keepalives_count', '4', true)`,
+		`set_config('tcp_user_timeout', '` + strconv.FormatInt(max(d.Milliseconds(), 1), 10) + `', true)`,
+	}
 }

@@ -52,13 +52,14 @@ func (u *uses) wait(close bool) {
 // Close waits for the background rollbacks of claims that acquired
 // nothing (see [Store.ClaimWork]) to put their connections back in the
 // pool, and closes the connections the Store opened itself (the reserved
-// pool of Options.ReservedConns, and the pool of a Store from [Open]),
-// waiting for statements using them to finish. It does not close the pool
-// given to New, which the caller closes after the Store's last use. A
-// Store from New used after Close (or while Close runs) runs the reserved
-// pool's statements on the main pool, and rolls back a claim that
-// acquired nothing before ClaimWork returns; a Store from Open fails every
-// call after Close. Close is safe to call more than once, from several
+// pool of Options.ReservedConns, the pool of its own it runs on behind a
+// connection pooler, and the pool of a Store from [Open]), waiting for
+// statements and work's transactions using them to finish. It does not
+// close the pool given to New, which the caller closes after the Store's
+// last use. A Store from New used after Close (or while Close runs) runs
+// the reserved pool's statements on the main pool, and rolls back a claim
+// that acquired nothing before ClaimWork returns; a Store from Open, or
+// one that ran on a pool of its own, fails every call after Close. Close is safe to call more than once, from several
 // goroutines, and while the Store is in use.
 func (s *Store) Close() {
 	s.uses.wait(true)
@@ -67,6 +68,7 @@ func (s *Store) Close() {
 	if p := s.res.pool.Swap(nil); p != nil {
 		p.Close()
 	}
+	s.closeOwn()
 	if s.ownPool {
 		s.pool.Close() // pgxpool's Close is idempotent
 	}

@@ -37,7 +37,9 @@ func TestMain(m *testing.M) {
 		fmt.Fprintf(os.Stderr, "pgstore: IDEM_TEST_DATABASE is set but unreachable: %v\n", err)
 		os.Exit(1)
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	stopCluster()
+	os.Exit(code)
 }
 
 func ping(dsn string) error {

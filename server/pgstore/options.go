@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
@@ -76,18 +77,53 @@ type Options struct {
 	// commits them asynchronously (synchronous_commit off for those
 	// statements only), which removes an fsync from the critical path of
 	// every new key; see the Durability section of the package
-	// documentation for what that trades. Complete and the transactional
-	// commit are always as durable as the server's synchronous_commit.
+	// documentation for what that trades. Their commits then run with
+	// synchronous_commit raised to on, as outcomes do (unless
+	// InheritSynchronousCommit).
 	DurableClaims bool
+
+	// InheritSynchronousCommit leaves the commits that record an outcome
+	// (Complete, and the work's Commit in transactional mode; with
+	// DurableClaims, the claims' too) to the synchronous_commit the
+	// server, database, role or pool gives the session. By default
+	// pgstore raises it to on for those commits alone (set_config with
+	// is_local true, in the statement that records; remote_apply is kept
+	// as it is), so an outcome is on disk before its answer is sent even
+	// where synchronous_commit is off. Set it only where losing answered
+	// outcomes is accepted: with synchronous_commit off, a crash of the
+	// database server forgets outcomes already answered, and a retry of
+	// their keys runs the work again (see the Durability section of the
+	// package documentation). Default false.
+	InheritSynchronousCommit bool
+
+	// IdleInTransaction is, in transactional mode, the
+	// idle_in_transaction_session_timeout of the work's transaction, set
+	// for that transaction only: PostgreSQL ends the session of a work
+	// whose handler sends no statement for that long. The default, 0,
+	// turns the timeout off for the work's transaction, whatever the
+	// server, database, role or pool sets, because a timeout shorter than
+	// a handler makes every run of its key fail: the session ends, the
+	// work rolls back, the key is released and each retry runs the
+	// handler again, never to complete. The middleware's work limit
+	// (server.Options.WorkTimeout) bounds the work instead, and Takeover
+	// a vanished worker. Positive: that timeout, in whole milliseconds;
+	// keep it above the work limit. Negative: the session's setting
+	// stands.
+	IdleInTransaction time.Duration
 }
+
+// ErrTableName is wrapped by the error of [New], [Open] and [Schema] for
+// a table name that is not one (see Options.Table).
+var ErrTableName = errors.New("pgstore: invalid table name")
 
 // tableName is a validated, quoted table name and the names derived from it.
 type tableName struct {
 	// quoted is the table, schema-qualified if given, ready for SQL text.
 	quoted string
 	// index is the quoted, unqualified name of the expires_at index
-	// (PostgreSQL creates an index in its table's schema).
-	index string
+	// (PostgreSQL creates an index in its table's schema), and
+	// indexName the same unquoted.
+	index, indexName string
 	// lockKey names the advisory lock that serialises Migrate.
 	lockKey string
 }
@@ -99,22 +135,29 @@ func parseTable(name string) (tableName, error) {
 	}
 	parts := strings.Split(name, ".")
 	if len(parts) > 2 {
-		return tableName{}, fmt.Errorf("pgstore: table %q: at most one schema qualifier", name)
+		return tableName{}, fmt.Errorf("%w %q: at most one schema qualifier", ErrTableName, name)
 	}
 	for _, p := range parts {
 		if !isIdentifier(p) {
-			return tableName{}, fmt.Errorf("pgstore: table %q: %q is not a lowercase SQL identifier", name, p)
+			return tableName{}, fmt.Errorf("%w %q: %q is not a lowercase SQL identifier", ErrTableName, name, p)
 		}
 	}
 	table := parts[len(parts)-1]
 	if len(table) > maxTableName {
-		return tableName{}, fmt.Errorf("pgstore: table %q: longer than %d bytes", name, maxTableName)
+		return tableName{}, fmt.Errorf("%w %q: the table part is longer than %d bytes", ErrTableName, name, maxTableName)
 	}
 	return tableName{
-		quoted:  pgx.Identifier(parts).Sanitize(),
-		index:   pgx.Identifier{table + indexSuffix}.Sanitize(),
-		lockKey: "idem/pgstore:migrate", // one for every spelling of every table
+		quoted:    pgx.Identifier(parts).Sanitize(),
+		index:     pgx.Identifier{table + indexSuffix}.Sanitize(),
+		indexName: table + indexSuffix,
+		lockKey:   "idem/pgstore:migrate", // one for every spelling of every table
 	}, nil
+}
+
+// render replaces the {{table}} and {{index}} placeholders of sql with the
+// quoted names.
+func (t tableName) render(sql string) string {
+	return strings.NewReplacer("{{table}}", t.quoted, "{{index}}", t.index).Replace(sql)
 }
 
 // isIdentifier reports whether s is a lowercase SQL identifier of at most

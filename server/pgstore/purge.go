@@ -53,8 +53,12 @@ func (s *Store) PurgeWithProgress(ctx context.Context, batch int, progress func(
 		if err := ctx.Err(); err != nil {
 			return total, translate(ctx, "purge", err)
 		}
+		pool, err := s.conns(ctx)
+		if err != nil {
+			return total, err
+		}
 		var n int64
-		if err := s.pool.QueryRow(ctx, s.q.purge, batch, s.abandon().Microseconds()).Scan(&n); err != nil {
+		if err := pool.QueryRow(ctx, s.q.purge, batch, s.abandon().Microseconds()).Scan(&n); err != nil {
 			return total, translate(ctx, "purge", err)
 		}
 		total += int(n)

@@ -2,11 +2,13 @@ package pgstore
 
 import (
 	_ "embed"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // schemaSQL is the schema Migrate applies, with {{table}} and {{index}}
-// placeholders.
+// placeholders for the quoted names of the table and its expires_at index.
 //
 //go:embed schema.sql
 var schemaSQL string
@@ -16,6 +18,19 @@ var schemaSQL string
 // the RETURNING list of a writing statement, so it is evaluated exactly when
 // the statement writes, which is exactly when there is a commit to speed up.
 const asyncCommit = `set_config('synchronous_commit', 'off', true) = 'off'`
+
+// syncCommit is a boolean SQL expression, always true, that raises
+// synchronous_commit to on for the rest of the current transaction, unless
+// it is remote_apply, which waits for more and is kept. It sits in the
+// RETURNING list of the statement that records an outcome, so that the
+// commit after it waits for the WAL flush whatever the server, database,
+// role or pool set: with synchronous_commit off, PostgreSQL acknowledges a
+// commit whose WAL may still be in its buffers, and a crash of the server
+// then forgets an outcome already answered. Set in the recording statement
+// itself, it holds even if the handler changed the setting in the work's
+// transaction. Options.InheritSynchronousCommit replaces it with true.
+const syncCommit = `set_config('synchronous_commit',
+    CASE current_setting('synchronous_commit') WHEN 'remote_apply' THEN 'remote_apply' ELSE 'on' END, true) <> ''`
 
 // queries holds the SQL text of every statement a Store sends, built once by
 // New for its table.
@@ -43,6 +58,11 @@ type queries struct {
 	lookup string
 	insert string
 	record string
+
+	// workSettings, run after begin by BeginWork, sets what the work's
+	// transaction needs for itself (Options.IdleInTransaction); empty when
+	// there is nothing to set. ClaimWork's lock statement sets the same.
+	workSettings string
 }
 
 // lockKey is the SQL expression of the advisory lock key of ($1 scope, $2
@@ -65,12 +85,16 @@ const fenceFailed = "22012"
 // of its key exists: its fence is the primary key.
 const uniqueViolation = "23505"
 
-func buildQueries(t tableName, durableClaims bool, takeover string) queries {
-	async := asyncCommit
-	if durableClaims {
-		async = "true"
+func buildQueries(t tableName, opts Options) queries {
+	sync := syncCommit
+	if opts.InheritSynchronousCommit {
+		sync = "true"
 	}
-	r := strings.NewReplacer("{{table}}", t.quoted, "{{index}}", t.index, "{{async}}", async)
+	async := asyncCommit
+	if opts.DurableClaims {
+		async = sync
+	}
+	r := strings.NewReplacer("{{table}}", t.quoted, "{{index}}", t.index, "{{async}}", async, "{{sync}}", sync)
 	q := queries{
 		schema: schemaSQL,
 
@@ -139,11 +163,9 @@ WHERE scope = $1 AND key = $2 AND token = $3 AND state = 'running'
 RETURNING {{async}}`,
 
 		// complete: $3 token, $4 status, $5 header (see encodeHeader), $6 body,
-		// $7 retention. Durable: this is the commit that records an outcome.
-		complete: `UPDATE {{table}}
-SET state = 'completed', status = $4, header = $5, body = $6,
-    expires_at = statement_timestamp() + $7::bigint * interval '1 microsecond'
-WHERE scope = $1 AND key = $2 AND token = $3 AND state = 'running'`,
+		// $7 retention. Durable: this is the commit that records an
+		// outcome, with synchronous_commit raised to on ({{sync}}).
+		complete: completeSQL + "\nRETURNING {{sync}}",
 
 		// release: $3 token.
 		release: `DELETE FROM {{table}}
@@ -171,7 +193,9 @@ SELECT count(*) FROM gone WHERE gone.async`,
 	// by zero (fenceFailed): the error aborts the transaction, PostgreSQL
 	// skips the pipelined COMMIT, and the business writes roll back with
 	// it. The divisor is computed at run time, so planning never folds it.
-	q.commit = "WITH done AS (\n" + q.complete + "\nRETURNING 1\n)\nSELECT 1 / count(*)::integer FROM done"
+	// Its RETURNING raises synchronous_commit to on ({{sync}}), read by
+	// the outer query so that it is evaluated for the row it wrote.
+	q.commit = "WITH done AS (\n" + completeSQL + "\nRETURNING {{sync}} AS sync\n)\nSELECT 1 / count(*)::integer FROM done WHERE done.sync"
 
 	// begin starts the work's transaction of ClaimWork and BeginWork. READ
 	// COMMITTED whatever the session's default: ClaimWork reads the
@@ -201,8 +225,13 @@ SELECT count(*) FROM gone WHERE gone.async`,
 	// one table with requests in flight.
 	// The statement also sets, for this transaction only, the TCP
 	// settings that bound how long a vanished worker keeps the lock
-	// (Options.Takeover).
-	q.lock = `SELECT pg_try_advisory_xact_lock(` + lockKey + `)` + takeover
+	// (Options.Takeover) and the work's idle timeout
+	// (Options.IdleInTransaction), as one text column.
+	idle := idleSettings(opts.IdleInTransaction)
+	q.lock = `SELECT pg_try_advisory_xact_lock(` + lockKey + `), ` + settingsColumn(append(takeoverSettings(opts.Takeover), idle...))
+	if len(idle) > 0 {
+		q.workSettings = `SELECT ` + settingsColumn(idle)
+	}
 
 	// lookup: $1 scope, $2 key. The key's record, if any, read by the
 	// statement after lock: under READ COMMITTED each statement takes its
@@ -227,10 +256,12 @@ WHERE scope = $1 AND key = $2`
 	// transaction: PostgreSQL skips the pipelined COMMIT, and the work
 	// rolls back instead of running the key twice. A plain INSERT: about
 	// a tenth less of the database's CPU per new key than record's
-	// ON CONFLICT, which it needs only to replace a row.
+	// ON CONFLICT, which it needs only to replace a row. Its RETURNING
+	// raises synchronous_commit to on for the COMMIT after it ({{sync}}).
 	q.insert = `INSERT INTO {{table}} (scope, key, fingerprint, token, state, status, header, body, claimed_at, expires_at)
 VALUES ($1, $2, $3, $4, 'completed', $5, $6, $7, transaction_timestamp(),
-        statement_timestamp() + $8::bigint * interval '1 microsecond')`
+        statement_timestamp() + $8::bigint * interval '1 microsecond')
+RETURNING {{sync}}`
 
 	// record: $1 scope, $2 key, $3 fingerprint, $4 new token, $5 status,
 	// $6 header, $7 body, $8 retention, $9 the token of the row lookup
@@ -251,9 +282,9 @@ VALUES ($1, $2, $3, $4, 'completed', $5, $6, $7, transaction_timestamp(),
         claimed_at = excluded.claimed_at, expires_at = excluded.expires_at
     WHERE t.token = $9 AND t.expires_at < statement_timestamp()
       AND (t.state = 'completed' OR t.fingerprint = $3)
-    RETURNING 1
+    RETURNING {{sync}} AS sync
 )
-SELECT 1 / count(*)::integer FROM done`
+SELECT 1 / count(*)::integer FROM done WHERE done.sync`
 
 	q.schema = r.Replace(q.schema)
 	q.claim = r.Replace(q.claim)
@@ -269,4 +300,38 @@ SELECT 1 / count(*)::integer FROM done`
 	q.insert = r.Replace(q.insert)
 	q.record = r.Replace(q.record)
 	return q
+}
+
+// completeSQL is the fenced completion of a running claim, shared by the
+// complete and commit statements, which add their RETURNING lists.
+const completeSQL = `UPDATE {{table}}
+SET state = 'completed', status = $4, header = $5, body = $6,
+    expires_at = statement_timestamp() + $7::bigint * interval '1 microsecond'
+WHERE scope = $1 AND key = $2 AND token = $3 AND state = 'running'`
+
+// settingsColumn returns a text column that applies the set_config calls
+// of settings, or an empty text for none. Each call is transaction-local
+// (is_local true): nothing outlives the transaction, so no setting leaks
+// into the connection's next user, and none is lost behind a connection
+// pooler in transaction mode, which may serve the session's next
+// transaction from another server connection.
+func settingsColumn(settings []string) string {
+	if len(settings) == 0 {
+		return `''::text`
+	}
+	return "concat_ws(',',\n    " + strings.Join(settings, ",\n    ") + ")"
+}
+
+// idleSettings returns the set_config call that sets the work's
+// idle_in_transaction_session_timeout (Options.IdleInTransaction: 0 turns
+// it off), or none when the session's setting stands.
+func idleSettings(d time.Duration) []string {
+	if d < 0 {
+		return nil
+	}
+	ms := int64(0)
+	if d > 0 {
+		ms = max(d.Milliseconds(), 1)
+	}
+	return []string{`set_config('idle_in_transaction_session_timeout', '` + strconv.FormatInt(ms, 10) + `', true)`}
 }

@@ -22,9 +22,10 @@ type reserved struct {
 
 // reserved returns the pool for Renew, Complete and Release, and a
 // function to call once the statement run on it is done: a pool of
-// Options.ReservedConns connections opened from the main pool's
-// configuration (its hooks and tracer included) on first use, or the main
-// pool itself when ReservedConns is negative or Close has begun. Close
+// Options.ReservedConns connections opened from the configuration of the
+// pool the Store runs on (see conns: its hooks and tracer included) on
+// first use, or that pool itself when ReservedConns is negative or Close
+// has begun. It fails only when conns does. Close
 // waits for the statements on the reserved pool before it closes it, so
 // that none meets a closed pool.
 //
@@ -32,19 +33,23 @@ type reserved struct {
 // behind running transactions and the application's own queries; a
 // renewal that waits longer than the lease lets another worker take the
 // key over, and the handler runs twice.
-func (s *Store) reserved() (*pgxpool.Pool, func()) {
+func (s *Store) reserved(ctx context.Context) (*pgxpool.Pool, func(), error) {
+	base, err := s.conns(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
 	if s.opts.ReservedConns < 0 || !s.uses.enter() {
-		return s.pool, func() {}
+		return base, func() {}, nil
 	}
 	if p := s.res.pool.Load(); p != nil {
-		return p, s.uses.leave
+		return p, s.uses.leave, nil
 	}
 	s.res.mu.Lock()
 	defer s.res.mu.Unlock()
 	if p := s.res.pool.Load(); p != nil {
-		return p, s.uses.leave
+		return p, s.uses.leave, nil
 	}
-	cfg := s.pool.Config()
+	cfg := base.Config()
 	cfg.MaxConns = int32(DefaultReservedConns)
 	if s.opts.ReservedConns > 0 {
 		cfg.MaxConns = int32(min(s.opts.ReservedConns, 1<<16))
@@ -52,8 +57,8 @@ func (s *Store) reserved() (*pgxpool.Pool, func()) {
 	cfg.MinConns, cfg.MinIdleConns = 0, 0
 	p, err := pgxpool.NewWithConfig(context.Background(), cfg) // connects on demand
 	if err != nil {
-		return s.pool, s.uses.leave // only for a configuration the main pool would not have accepted
+		return base, s.uses.leave, nil // only for a configuration the main pool would not have accepted
 	}
 	s.res.pool.Store(p)
-	return p, s.uses.leave
+	return p, s.uses.leave, nil
 }

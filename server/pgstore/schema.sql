@@ -1,6 +1,8 @@
--- Schema of the idem PostgreSQL store, applied by (*Store).Migrate.
--- {{table}} and {{index}} are replaced by the quoted names derived from
--- Options.Table. Every statement is idempotent.
+-- Schema of the idem PostgreSQL store (package pgstore): the table of
+-- idempotency records and the index Purge reads. Store.Migrate applies
+-- it; pgstore.Schema renders it for a table, for psql. Every statement is
+-- idempotent. Once it exists, the store's role needs SELECT, INSERT,
+-- UPDATE and DELETE on the table, and no CREATE.
 
 CREATE TABLE IF NOT EXISTS {{table}} (
     -- The caller's scope (tenant, account, credential) and the normalised

@@ -53,7 +53,11 @@ func (s *Store) Stats(ctx context.Context, scopes ...string) (Stats, error) {
 		st                            Stats
 		oldest, newest, oldestRunning *time.Time
 	)
-	err := s.pool.QueryRow(ctx, s.q.stats, scopeFilter(scopes), s.abandon().Microseconds()).Scan(
+	pool, err := s.conns(ctx)
+	if err != nil {
+		return Stats{}, err
+	}
+	err = pool.QueryRow(ctx, s.q.stats, scopeFilter(scopes), s.abandon().Microseconds()).Scan(
 		&st.Running, &st.Lapsed, &st.Completed, &st.Expired, &st.Purgeable,
 		&oldest, &newest, &oldestRunning, &st.At)
 	if err != nil {
@@ -103,7 +107,11 @@ func (s *Store) Running(ctx context.Context, limit int, scopes ...string) ([]Run
 	if limit <= 0 {
 		limit = DefaultRunningLimit
 	}
-	rows, err := s.pool.Query(ctx, s.q.running, scopeFilter(scopes), limit)
+	pool, err := s.conns(ctx)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := pool.Query(ctx, s.q.running, scopeFilter(scopes), limit)
 	if err != nil {
 		return nil, translate(ctx, "running", err)
 	}

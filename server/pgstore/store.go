@@ -42,6 +42,9 @@ type Store struct {
 	uses uses
 	// ownPool is set by Open: Close closes pool.
 	ownPool bool
+	// via is the pool the statements run on: pool, or one of the
+	// Store's own when pool's connections go through a pooler.
+	via via
 }
 
 // New returns a Store keeping its records in opts.Table through pool. It
@@ -57,8 +60,12 @@ func New(pool *pgxpool.Pool, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{pool: pool, opts: opts, name: name, q: buildQueries(name, opts.DurableClaims, takeoverSettings(opts.Takeover))}
+	s := &Store{pool: pool, opts: opts, name: name, q: buildQueries(name, opts)}
 	s.uses.idle.L = &s.uses.mu
+	s.via.sem = make(chan struct{}, 1)
+	if poolerSafe(pool.Config().ConnConfig.DefaultQueryExecMode) {
+		s.via.pool.Store(pool)
+	}
 	return s, nil
 }
 
@@ -66,22 +73,6 @@ func New(pool *pgxpool.Pool, opts Options) (*Store, error) {
 // PostgreSQL, which observers give the store's calls (see
 // [server.SystemNamer]).
 func (*Store) StoreSystem() string { return "postgresql" }
-
-// Migrate creates the table and its expires_at index if they do not exist.
-// It is idempotent and safe to run from several processes at once: the
-// statements run in one transaction under an advisory lock shared by all
-// pgstore migrations (so two spellings of one table, with and without its
-// schema, cannot race). It never alters an existing table.
-func (s *Store) Migrate(ctx context.Context) error {
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", s.name.lockKey); err != nil {
-			return err
-		}
-		_, err := tx.Exec(ctx, s.q.schema)
-		return err
-	})
-	return translate(ctx, "migrate", err)
-}
 
 // Claim implements [server.Store]. A new key, a replay and a repeat while
 // the first request runs each cost one round trip, and only the new key
@@ -94,6 +85,10 @@ func (s *Store) Migrate(ctx context.Context) error {
 // fingerprint is not known until it commits. A cancelled ctx returns its
 // error wrapped.
 func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lease time.Duration) (server.Claim, error) {
+	pool, err := s.conns(ctx)
+	if err != nil {
+		return server.Claim{}, err
+	}
 	token := rand.Text()
 	for range claimAttempts {
 		var (
@@ -103,7 +98,7 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 			header, body                               []byte
 			expiresAt                                  time.Time
 		)
-		err := s.pool.QueryRow(ctx, s.q.claim, k.Scope, k.Key, fingerprint, token, lease.Microseconds()).Scan(
+		err := pool.QueryRow(ctx, s.q.claim, k.Scope, k.Key, fingerprint, token, lease.Microseconds()).Scan(
 			&acquired, &found, &oldFingerprint, &oldToken, &completed, &status, &header, &body, &expiresAt, &takeover, &free)
 		switch {
 		case errors.Is(err, pgx.ErrNoRows), serializationFailure(err):
@@ -129,7 +124,7 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 			}
 			return server.Claim{Record: rec}, nil
 		case takeover:
-			ok, err := s.takeover(ctx, k, fingerprint, token, oldToken, lease)
+			ok, err := s.takeover(ctx, pool, k, fingerprint, token, oldToken, lease)
 			if err != nil {
 				return server.Claim{}, err
 			}
@@ -156,9 +151,9 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 
 // takeover re-claims a key whose record claim found expired, fenced by the
 // token claim saw. It reports false if the row changed meanwhile.
-func (s *Store) takeover(ctx context.Context, k server.Key, fingerprint, token, seen string, lease time.Duration) (bool, error) {
+func (s *Store) takeover(ctx context.Context, pool *pgxpool.Pool, k server.Key, fingerprint, token, seen string, lease time.Duration) (bool, error) {
 	var async bool
-	err := s.pool.QueryRow(ctx, s.q.takeover, k.Scope, k.Key, fingerprint, token, lease.Microseconds(), seen).Scan(&async)
+	err := pool.QueryRow(ctx, s.q.takeover, k.Scope, k.Key, fingerprint, token, lease.Microseconds(), seen).Scan(&async)
 	if errors.Is(err, pgx.ErrNoRows) || serializationFailure(err) {
 		return false, nil
 	}
@@ -185,9 +180,11 @@ func (s *Store) Release(ctx context.Context, k server.Key, token string) error {
 // fenced runs a statement returning one row per row it changed and maps no
 // row to server.ErrLeaseLost.
 func (s *Store) fenced(ctx context.Context, op, sql string, args ...any) error {
-	pool, done := s.reserved()
+	pool, done, err := s.reserved(ctx)
+	if err != nil {
+		return err
+	}
 	defer done()
-	var err error
 	for range serializationRetries {
 		var async bool
 		err = pool.QueryRow(ctx, sql, args...).Scan(&async)
@@ -227,7 +224,10 @@ func (s *Store) Complete(ctx context.Context, k server.Key, token string, resp s
 		tag pgconn.CommandTag
 		err error
 	)
-	pool, done := s.reserved()
+	pool, done, err := s.reserved(ctx)
+	if err != nil {
+		return err
+	}
 	defer done()
 	for range serializationRetries {
 		if tag, err = pool.Exec(ctx, s.q.complete, args...); !serializationFailure(err) {
@@ -263,5 +263,29 @@ func translate(ctx context.Context, op string, err error) error {
 			return fmt.Errorf("pgstore: %s: %w", op, cerr)
 		}
 	}
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch pe.Code {
+		case idleSessionTimeout:
+			return fmt.Errorf("pgstore: %s: %v: the work's transaction sat idle longer than idle_in_transaction_session_timeout "+
+				"(leave Options.IdleInTransaction at 0, or set it above the work limit)", op, err)
+		case missingStatement, duplicateStatement:
+			return fmt.Errorf("pgstore: %s: %v: a connection pooler in transaction mode moved a prepared statement away from its connection "+
+				"(add default_query_exec_mode=cache_describe to the DSN, or use session pooling)", op, err)
+		}
+	}
 	return fmt.Errorf("pgstore: %s: %v", op, err)
 }
+
+// SQLSTATEs translate names in its message.
+const (
+	// idleSessionTimeout: PostgreSQL ended a session idle in a
+	// transaction for idle_in_transaction_session_timeout.
+	idleSessionTimeout = "25P03"
+	// missingStatement and duplicateStatement: a prepared statement that
+	// the connection believes it has is missing, or one it prepares is
+	// there already; behind a pooler in transaction mode, another
+	// server connection's.
+	missingStatement   = "26000"
+	duplicateStatement = "42P05"
+)

@@ -25,7 +25,8 @@ import (
 // [Store.Complete].
 //
 // In transactional mode it takes a connection from the pool and begins a
-// READ COMMITTED transaction on it (one round trip); the returned context
+// READ COMMITTED transaction on it, with the work's idle timeout
+// (Options.IdleInTransaction), in one round trip; the returned context
 // carries the transaction for [Tx]. The connection stays out of the pool
 // until the Work's Commit or Rollback, one of which must be called.
 // Commit stores the outcome fenced by token (see [Store.Complete]).
@@ -33,16 +34,33 @@ func (s *Store) BeginWork(ctx context.Context, k server.Key, token string) (cont
 	if !s.opts.Transactional {
 		return ctx, nil, nil
 	}
-	conn, err := s.pool.Acquire(ctx)
+	pool, err := s.conns(ctx)
+	if err != nil {
+		return ctx, nil, err
+	}
+	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return ctx, nil, translate(ctx, "begin work", err)
 	}
-	if _, err := conn.Exec(ctx, s.q.begin); err != nil {
+	if err := s.begin(ctx, conn); err != nil {
 		conn.Release() // closed by the pool if the BEGIN left it in a transaction
 		return ctx, nil, translate(ctx, "begin work", err)
 	}
 	w := &txWork{s: s, k: k, token: token, conn: conn, tx: &workTx{conn: conn.Conn()}}
 	return context.WithValue(ctx, txKey{}, w.tx), w, nil
+}
+
+// begin begins the work's transaction of BeginWork on conn and applies
+// its settings, pipelined in one round trip.
+func (s *Store) begin(ctx context.Context, conn *pgxpool.Conn) error {
+	if s.q.workSettings == "" {
+		_, err := conn.Exec(ctx, s.q.begin)
+		return err
+	}
+	b := &pgx.Batch{}
+	b.Queue(s.q.begin)
+	b.Queue(s.q.workSettings)
+	return conn.SendBatch(ctx, b).Close()
 }
 
 // txWork is the Work of a transactional Store, begun by BeginWork (under
