@@ -156,8 +156,6 @@ const (
 	maxFrame       = 1 << 24
 )
 
-var errFrame = errors.New("h2fault: malformed frame")
-
 // pipe copies src to dst frame by frame. fromClient says which side src
 // is; the first HEADERS frame of a stream is a new call from the client's
 // side and the beginning of an answer from the server's.
