@@ -58,7 +58,7 @@ func newCharges(t testing.TB, db *sql.DB) string {
 }
 
 // serve serves h over loopback HTTP and points do at it.
-func (svc *service) serve(t *testing.T, h http.Handler) {
+func (svc *service) serve(t testing.TB, h http.Handler) {
 	t.Helper()
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
@@ -67,7 +67,7 @@ func (svc *service) serve(t *testing.T, h http.Handler) {
 
 // serveIdem serves handler behind the middleware over store (the service's
 // own if nil), single-tenant.
-func (svc *service) serveIdem(t *testing.T, store server.Store, handler http.HandlerFunc) {
+func (svc *service) serveIdem(t testing.TB, store server.Store, handler http.HandlerFunc) {
 	t.Helper()
 	if store == nil {
 		store = svc.store
