@@ -8,12 +8,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -120,11 +116,28 @@ const lazyFlushDelay = 20 * time.Millisecond
 // ErrJournalCorrupt that names the file; the file is never replaced. A
 // path that is a directory, or names no regular file, or whose directory
 // does not exist, gives an error wrapping ErrJournalPath that says so.
-func OpenJournal(path string, opts JournalOptions) (j *Journal, err error) {
-	opts, err = opts.withDefaults()
+//
+// A file that CompactJournal replaced while OpenJournal waited for its
+// lock is let go, and the new file at path opened instead.
+func OpenJournal(path string, opts JournalOptions) (*Journal, error) {
+	opts, err := opts.withDefaults()
 	if err != nil {
 		return nil, err
 	}
+	for try := 1; ; try++ {
+		j, err := openOnce(path, opts)
+		if !errors.Is(err, errReplaced) {
+			return j, err
+		}
+		if try == maxReplaced {
+			return nil, fmt.Errorf("%w: %s: replaced %d times while it was being opened", ErrJournalLocked, path, try)
+		}
+	}
+}
+
+// openOnce is one try of OpenJournal. It returns errReplaced if the
+// file it opened is no longer at path.
+func openOnce(path string, opts JournalOptions) (j *Journal, err error) {
 	defer func() {
 		// bbolt panics on some damaged files rather than returning an error.
 		if p := recover(); p != nil {
@@ -137,11 +150,14 @@ func OpenJournal(path string, opts JournalOptions) (j *Journal, err error) {
 	if err := checkExisting(path, opts); err != nil {
 		return nil, err
 	}
-	db, err := bolt.Open(path, 0o600, &bolt.Options{
+	db, _, err := openLocked(path, &bolt.Options{
 		Timeout:        opts.LockTimeout,
 		NoFreelistSync: !opts.syncFreelist,
 		FreelistType:   bolt.FreelistMapType,
 	})
+	if errors.Is(err, errReplaced) {
+		return nil, err
+	}
 	if err != nil {
 		if earlier, ok := panicked.Load(path); ok && errors.Is(err, bolterr.ErrTimeout) {
 			return nil, fmt.Errorf("%w (an earlier open in this process still holds the lock; replace the file and restart)", earlier.(error))
@@ -173,82 +189,6 @@ func OpenJournal(path string, opts JournalOptions) (j *Journal, err error) {
 		return nil, err
 	}
 	return j, nil
-}
-
-// checkExisting checks an existing journal file before bbolt opens it for
-// writing, holding bbolt's shared lock on it while it reads it whole: a
-// damaged file is ErrJournalCorrupt naming it, never a crash (see
-// checkFile). A file another process holds is ErrJournalLocked.
-func checkExisting(path string, opts JournalOptions) error {
-	info, err := os.Stat(path)
-	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR) {
-		return checkDir(path)
-	}
-	if err != nil {
-		return fmt.Errorf("idem: open journal: %w", err)
-	}
-	switch {
-	case info.IsDir():
-		return fmt.Errorf("%w: %s is a directory", ErrJournalPath, path)
-	case !info.Mode().IsRegular():
-		return fmt.Errorf("%w: %s is not a regular file (%s)", ErrJournalPath, path, info.Mode().Type())
-	}
-	if info.Size() == 0 {
-		return nil // bbolt makes a new journal of it
-	}
-	shared, err := bolt.Open(path, 0o600, &bolt.Options{ReadOnly: true, Timeout: opts.LockTimeout})
-	if err != nil {
-		return openError(path, opts, err)
-	}
-	defer shared.Close()
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return fmt.Errorf("idem: open journal: %w", err)
-	}
-	if err := checkFile(b); err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrJournalCorrupt, path, err)
-	}
-	return nil
-}
-
-// checkDir checks that the directory a new journal at path would go in
-// exists: bbolt would say only "no such file or directory". The error
-// wraps ErrJournalPath, and fs.ErrNotExist when the directory is missing.
-func checkDir(path string) error {
-	dir := filepath.Dir(path)
-	info, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("%w: %s: directory %s does not exist (%w)", ErrJournalPath, path, dir, fs.ErrNotExist)
-	case errors.Is(err, syscall.ENOTDIR):
-		// A file stands where a directory should: name it.
-		for d := filepath.Dir(dir); d != dir; dir, d = d, filepath.Dir(d) {
-			if info, err := os.Stat(d); err == nil && !info.IsDir() {
-				return fmt.Errorf("%w: %s: %s is not a directory", ErrJournalPath, path, d)
-			}
-		}
-		return fmt.Errorf("%w: %s: %s is not a directory", ErrJournalPath, path, dir)
-	case err == nil && !info.IsDir():
-		return fmt.Errorf("%w: %s: %s is not a directory", ErrJournalPath, path, dir)
-	case err != nil:
-		return fmt.Errorf("idem: open journal: %w", err)
-	}
-	return nil
-}
-
-// panicked maps the path of each journal whose opening panicked in this
-// process to the error it gave.
-var panicked sync.Map
-
-func openError(path string, opts JournalOptions, err error) error {
-	var pe *fs.PathError
-	switch {
-	case errors.Is(err, bolterr.ErrTimeout):
-		return fmt.Errorf("%w: %s (waited %s)", ErrJournalLocked, path, opts.LockTimeout)
-	case errors.As(err, &pe):
-		return fmt.Errorf("idem: open journal: %w", err)
-	}
-	return fmt.Errorf("%w: %s: %v", ErrJournalCorrupt, path, err)
 }
 
 // init checks the file's format marker, or writes it into an empty file.
@@ -309,22 +249,33 @@ func (j *Journal) Path() string { return j.path }
 // lock. It returns the first error a lazy write met, if any. Calls after
 // the first return nil.
 func (j *Journal) Close() error {
+	stopped, err := j.stop()
+	if !stopped {
+		return nil
+	}
+	if cerr := j.db.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// stop ends the journal's use once every write queued is made, and
+// returns the first error a lazy write met. The file stays open and
+// locked: Close closes it, CompactJournal copies it first. stopped is
+// false if the journal was stopped already.
+func (j *Journal) stop() (stopped bool, err error) {
 	j.mu.Lock()
 	if j.closed {
 		j.mu.Unlock()
-		return nil
+		return false, nil
 	}
 	j.closed = true
 	close(j.reqs)
 	j.mu.Unlock()
 	<-j.done
-	err := j.db.Close()
 	j.lazyMu.Lock()
 	defer j.lazyMu.Unlock()
-	if j.err != nil {
-		return j.err
-	}
-	return err
+	return true, j.err
 }
 
 // Lookup returns the journal's record of the operation with key. ok is false
