@@ -26,7 +26,7 @@ type JournalOptions struct {
 	// PurgeAfter is how long operations that are not pending (completed,
 	// failed, refused, expired, abandoned) are kept, counted from their
 	// last update. Older ones are purged when the journal opens, and by
-	// Purge. Default 7 days. Negative keeps them forever. Pending
+	// Purge. Default DefaultPurgeAfter. Negative keeps them forever. Pending
 	// operations are never purged. It is the journal's own housekeeping, unrelated to the
 	// server's key retention (Options.KeyRetention).
 	PurgeAfter time.Duration
@@ -41,12 +41,16 @@ type JournalOptions struct {
 	syncFreelist bool
 }
 
+// DefaultPurgeAfter is how long a journal keeps finished operations
+// unless JournalOptions.PurgeAfter says otherwise: 7 days.
+const DefaultPurgeAfter = 7 * 24 * time.Hour
+
 func (o JournalOptions) withDefaults() (JournalOptions, error) {
 	if o.LockTimeout <= 0 {
 		o.LockTimeout = time.Second
 	}
 	if o.PurgeAfter == 0 {
-		o.PurgeAfter = 7 * 24 * time.Hour
+		o.PurgeAfter = DefaultPurgeAfter
 	}
 	return o, nil
 }
