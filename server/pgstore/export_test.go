@@ -1,6 +1,7 @@
 package pgstore
 
 import (
+	"context"
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -23,3 +24,12 @@ func (s *Store) Table() string { return s.name.quoted }
 // ErrTxBusy is the error of a statement of the work's transaction sent
 // while another holds it.
 var ErrTxBusy = errTxBusy
+
+// Via returns the pool the Store's statements and the work's transactions
+// run on, choosing it first if need be.
+func (s *Store) Via(ctx context.Context) (*pgxpool.Pool, error) { return s.conns(ctx) }
+
+// SkipPoolerCheck makes the Store run on the pool given to New whatever
+// is between it and PostgreSQL, as pgstore did before it looked: the
+// naive variant of the tests through a pooler.
+func (s *Store) SkipPoolerCheck() { s.via.pool.Store(s.pool) }

@@ -31,6 +31,10 @@ const schemaPresent = `SELECT EXISTS (
     SELECT 1 FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid
     WHERE i.indrelid = to_regclass($1) AND c.relname = $2)`
 
+// migrateLock takes the transaction-scoped advisory lock that serialises
+// migrations: $1 names it.
+const migrateLock = "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))"
+
 // Migrate creates the table and its expires_at index if they do not exist.
 // It is idempotent and safe to run from several processes at once: the
 // statements run in one transaction under an advisory lock shared by all
@@ -52,7 +56,7 @@ func (s *Store) Migrate(ctx context.Context) error {
 		return nil
 	}
 	err = pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, "SELECT pg_advisory_xact_lock(hashtextextended($1, 0))", s.name.lockKey); err != nil {
+		if _, err := tx.Exec(ctx, migrateLock, s.name.lockKey); err != nil {
 			return err
 		}
 		_, err := tx.Exec(ctx, s.q.schema)
