@@ -6,6 +6,7 @@ package server
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"runtime/debug"
@@ -27,7 +28,9 @@ import (
 //   - answers 400 if the key is missing (unless Options.Optional) or
 //     malformed, 401 if Options.Scope finds no scope, 413 if the body is
 //     over Options.MaxBody;
-//   - claims the key with the request's [Fingerprint]. A store failure is
+//   - claims the key with the request's [Fingerprint] (or its fingerprint
+//     under Options.Fingerprint's rule: a Func that refuses the body is
+//     answered 400 with [ProblemBodyRefused]). A store failure is
 //     answered 503 with Retry-After and logged; nothing runs. A full
 //     store ([ErrStoreFull]) is answered 503 with [ProblemStoreFull] and
 //     a longer Retry-After, and logged as a warning without the key;
@@ -42,9 +45,17 @@ import (
 //     and the connection cannot be hijacked. The handler sees the header
 //     fields the chain around the middleware set, as without it;
 //   - on a repeat with the same fingerprint, replays the recorded status,
-//     headers and body with "Idempotent-Replayed: true"; while the first
-//     still runs, answers 409 with Retry-After or waits (Options.Wait);
+//     headers (those Options.ReplayHeaders allows, as Options.OnReplay
+//     leaves them) and body with "Idempotent-Replayed: true"; while the
+//     first still runs, answers 409 with Retry-After or waits
+//     (Options.Wait);
 //   - on a repeat with a different fingerprint, answers 422.
+//
+// Options.Routes gives routes options of their own (methods, fingerprint
+// rule, retention, wait, body limit, replayed headers), found by the
+// request's ServeMux pattern, whether the middleware wraps the mux or
+// each of its routes; everything else, the registry of running keys and
+// the bound on concurrent work included, the routes share.
 //
 // Outcomes with status 2xx, 3xx and 4xx are recorded, except 408, 425 and
 // 429, which are released together with 5xx (see Options.StoreServerErrors)
@@ -96,21 +107,63 @@ func Middleware(store Store, opts Options) func(http.Handler) http.Handler {
 	cl.lease, cl.renewEvery, cl.wait, cl.startLimit = cfg.lease, cfg.renewEvery, cfg.wait, cfg.startLimit
 	cl.workLimit, cl.shutdown = cfg.workLimit, cfg.shutdown
 	cl.slots, cl.log, cl.renewer, cl.obs = newSlots(cfg.maxConcurrent), cfg.log, newRenewer(cfg.renewEvery), cfg.obs
-	if cfg.wait > 0 {
-		cl.local = newFlights()
+	routes := make(map[string]*routeConfig, len(opts.Routes))
+	for pattern, ro := range opts.Routes {
+		rcfg, err := opts.forRoute(ro).config()
+		if err != nil {
+			panic(fmt.Errorf("idem/server: Options.Routes[%q]: %w", pattern, err))
+		}
+		routes[pattern] = &routeConfig{cfg: rcfg, claims: cl}
+	}
+	waits := cfg.wait > 0
+	for _, rt := range routes {
+		waits = waits || rt.cfg.wait > 0
+	}
+	if waits {
+		cl.local = newFlights() // one registry: a key may be repeated on another route
+	}
+	base := &routeConfig{cfg: cfg, claims: cl}
+	for _, rt := range routes {
+		rt.claims.local, rt.claims.wait = cl.local, rt.cfg.wait
 	}
 	return func(next http.Handler) http.Handler {
-		return &handler{cfg: cfg, claims: &cl, next: next}
+		h := &handler{routeConfig: base, next: next}
+		if len(routes) > 0 {
+			h.routes = make(map[string]*handler, len(routes))
+			for pattern, rt := range routes {
+				h.routes[pattern] = &handler{routeConfig: rt, next: next}
+			}
+			h.mux, _ = next.(*http.ServeMux)
+		}
+		return h
 	}
+}
+
+// routeConfig is the configuration one set of routes runs with: the Options,
+// or a RouteOptions over them. Its claimer shares the middleware's
+// slots, renewer and local registry of running keys.
+type routeConfig struct {
+	cfg    config
+	claims claimer
 }
 
 type handler struct {
-	cfg    config
-	claims *claimer // shared by the handlers one Middleware call wraps
+	*routeConfig
 	next   http.Handler
+	routes map[string]*handler // Options.Routes, by pattern; nil: none
+	mux    *http.ServeMux      // next, if it is one: it names a request's pattern
 }
 
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.routes != nil {
+		pattern := r.Pattern
+		if pattern == "" && h.mux != nil {
+			_, pattern = h.mux.Handler(r)
+		}
+		if rh, ok := h.routes[pattern]; ok {
+			h = rh
+		}
+	}
 	if !h.cfg.handles(r.Method) {
 		h.next.ServeHTTP(w, r)
 		return
@@ -152,7 +205,14 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // serveKeyed claims k for r, whose body is body and whose fingerprint
 // covers fpBody, and runs, replays or refuses it.
 func (h *handler) serveKeyed(w http.ResponseWriter, r *http.Request, k Key, body, fpBody []byte) {
-	fp := Fingerprint(r, fpBody)
+	fp, err := h.cfg.fp.fingerprint(r, fpBody)
+	if err != nil {
+		if h.cfg.log != nil {
+			h.cfg.log.Debug("idem: body refused by the fingerprint rule", "method", r.Method, "path", r.URL.Path, "err", err)
+		}
+		h.refuse(w, r, problemBodyRefused, OutcomeBodyRefused)
+		return
+	}
 	base := newWorkBase(r.Context(), k)
 	ans, v, err := h.claims.claim(base, k, fp)
 	switch {
@@ -165,11 +225,13 @@ func (h *handler) serveKeyed(w http.ResponseWriter, r *http.Request, k Key, body
 		h.storeFailed(w, r, k, "claim", err)
 	case v == claimAcquired:
 		h.run(w, r, base, k, fp, ans, body)
+	case v == claimReused && h.cfg.fp.onlyCheckDiffers(ans.Record.Fingerprint, fp):
+		h.refuse(w, r, problemCheckFailed, OutcomeKeyReused)
 	case v == claimReused:
 		h.refuse(w, r, problemKeyReused, OutcomeKeyReused)
 	case v == claimReplay:
 		h.observe(r, OutcomeReplayed)
-		replay(w, ans.Record.Response)
+		h.replay(w, r, &ans.Record)
 	default:
 		h.refuse(w, r, problemInFlight, OutcomeInFlight)
 	}
@@ -311,7 +373,7 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, base *workBase, k 
 	end.how, end.resp = answered, rec.response()
 	if h.cfg.storable(end.resp.Status) {
 		end.record = true
-		end.stored = StoredResponse{Status: end.resp.Status, Header: storedHeader(changedHeader(end.resp.Header, outer)), Body: end.resp.Body}
+		end.stored = StoredResponse{Status: end.resp.Status, Header: h.cfg.replay.stored(changedHeader(end.resp.Header, outer)), Body: end.resp.Body}
 	}
 }
 

@@ -6,6 +6,7 @@ package server
 import (
 	"fmt"
 	"log/slog"
+	"maps"
 	"net/http"
 	"slices"
 	"strings"
@@ -159,6 +160,123 @@ type Options struct {
 	// otelidem turns them into OpenTelemetry's). Default nil: nothing is
 	// reported, at no cost.
 	Observer *Observer
+
+	// Fingerprint says which parts of a JSON body make a repeat the same
+	// request; see [FingerprintRule] for the rule and its trade-off.
+	// Default: the whole body ([Fingerprint]).
+	Fingerprint FingerprintRule
+
+	// ReplayHeaders, if set, is the only list of response header fields
+	// recorded and replayed, besides Content-Type, Content-Encoding and
+	// Location, which always are (a replayed body needs its type and
+	// coding, a 201 or a redirect its Location). It may name Set-Cookie
+	// or Date, which the default leaves out; it may not name what is
+	// never replayed: hop-by-hop fields (Connection, Keep-Alive,
+	// Transfer-Encoding, ...), Content-Length and Idempotent-Replayed,
+	// which the replay sets itself, or a field the response's Connection
+	// names. A field sent several times (Set-Cookie, Link) is recorded
+	// and replayed line by line, never joined. Default nil: every field
+	// the handler set but hop-by-hop fields, the fields Connection names,
+	// Date, Set-Cookie (a replay must not hand one client's cookie, or
+	// session, to a retry), Content-Length, Idempotent-Replayed and
+	// trailers.
+	ReplayHeaders []string
+
+	// OnReplay, if set, is called for every replayed answer, with the
+	// request, the header about to be sent (the recorded fields, copies
+	// the hook may change, add to or delete) and the record replayed,
+	// which it must not modify: the place to say how old the record is
+	// (rec.ExpiresAt less Retention is when it was recorded) or to drop a
+	// field for some clients. What is stored does not change.
+	// Idempotent-Replayed and Content-Length are set after it, so the
+	// hook cannot remove them. rec.ExpiresAt is zero for an outcome a
+	// repeat waiting in this process (Wait) took from the run it waited
+	// for, which has just been recorded. It is called from the request's
+	// goroutine. Default nil.
+	OnReplay func(r *http.Request, h http.Header, rec *Record)
+
+	// Routes gives routes options of their own, keyed by the
+	// http.ServeMux pattern the route was registered with, exactly as
+	// written ("POST /payments", "PATCH /orders/{id}"). A request is
+	// matched by r.Pattern when the middleware wraps the mux's handlers
+	// (mux.Handle(pattern, mw(h))); when it wraps the mux itself
+	// (mw(mux)), by the pattern the mux would route the request to
+	// (ServeMux.Handler). A request whose pattern is not listed takes the
+	// options above. Every pattern must be one ServeMux accepts, and the
+	// patterns must not conflict with one another. Default nil.
+	Routes map[string]RouteOptions
+}
+
+// RouteOptions are a route's own options in [Options.Routes]. A zero
+// field takes the value of the Options field of its name, so a route
+// can set, but not clear, what Options sets: to have some routes wait
+// and others not, leave Options.Wait zero and set Wait on the routes that
+// wait. Everything else (the key's Header, Scope, Lease, MaxConcurrent,
+// the store) is the middleware's, shared by its routes.
+type RouteOptions struct {
+	// Methods are the methods the middleware handles on the route.
+	Methods []string
+	// Fingerprint is the route's FingerprintRule.
+	Fingerprint FingerprintRule
+	// Retention is how long the route's outcomes are kept for replay.
+	Retention time.Duration
+	// Wait is how long a repeat on the route waits for a first request
+	// still running.
+	Wait time.Duration
+	// MaxBody is the largest request body read on the route.
+	MaxBody int64
+	// ReplayHeaders is the route's allow-list of replayed header fields.
+	ReplayHeaders []string
+}
+
+// forRoute returns o with the route's fields set over it, and no Routes.
+func (o Options) forRoute(ro RouteOptions) Options {
+	if ro.Methods != nil {
+		o.Methods = ro.Methods
+	}
+	if !ro.Fingerprint.isZero() {
+		o.Fingerprint = ro.Fingerprint
+	}
+	if ro.Retention != 0 {
+		o.Retention = ro.Retention
+	}
+	if ro.Wait != 0 {
+		o.Wait = ro.Wait
+	}
+	if ro.MaxBody != 0 {
+		o.MaxBody = ro.MaxBody
+	}
+	if ro.ReplayHeaders != nil {
+		o.ReplayHeaders = ro.ReplayHeaders
+	}
+	o.Routes = nil
+	return o
+}
+
+// isZero reports whether r is the default rule.
+func (r FingerprintRule) isZero() bool {
+	return r.Select == nil && r.Check == nil && r.Func == nil && r.Version == ""
+}
+
+// checkPatterns reports the first of patterns that http.ServeMux refuses,
+// alone or beside the others.
+func checkPatterns(patterns map[string]RouteOptions) (err error) {
+	mux := http.NewServeMux()
+	names := slices.Sorted(maps.Keys(patterns))
+	for _, p := range names {
+		func() {
+			defer func() {
+				if v := recover(); v != nil {
+					err = fmt.Errorf("idem/server: Options.Routes has %q, which http.ServeMux refuses: %v", p, v)
+				}
+			}()
+			mux.Handle(p, http.NotFoundHandler())
+		}()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // config is Options with defaults applied.
@@ -179,8 +297,11 @@ type config struct {
 	storeServerErrors bool
 	log               *slog.Logger
 	obs               *Observer
-	problems          limitProblems // built from header (or bodyKey) and maxBody
-	bodyKey           bodykey.Path  // Options.BodyKey; nil: the key is in the header
+	problems          limitProblems    // built from header (or bodyKey) and maxBody
+	bodyKey           bodykey.Path     // Options.BodyKey; nil: the key is in the header
+	fp                *ruleFingerprint // Options.Fingerprint; nil: the default rule
+	replay            *replayHeaders   // Options.ReplayHeaders; nil: the default deny-list
+	onReplay          func(*http.Request, http.Header, *Record)
 }
 
 // config validates o and applies the defaults.
@@ -201,6 +322,7 @@ func (o Options) config() (config, error) {
 		storeServerErrors: o.StoreServerErrors,
 		log:               o.Logger,
 		obs:               o.Observer,
+		onReplay:          o.OnReplay,
 	}
 	switch {
 	case o.Scope == nil && !o.SingleTenant:
@@ -219,6 +341,18 @@ func (o Options) config() (config, error) {
 			return c, fmt.Errorf("idem/server: Options.BodyKey: %w", err)
 		}
 		c.bodyKey = p
+	}
+	var err error
+	if c.fp, err = o.Fingerprint.compile(); err != nil {
+		return c, fmt.Errorf("idem/server: Options.%w", err)
+	}
+	if c.replay, err = newReplayHeaders(o.ReplayHeaders); err != nil {
+		return c, err
+	}
+	if len(o.Routes) > 0 {
+		if err := checkPatterns(o.Routes); err != nil {
+			return c, err
+		}
 	}
 	if c.header == "" {
 		c.header = DefaultHeader
