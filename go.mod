@@ -9,6 +9,7 @@ require (
 	github.com/oklog/ulid/v2 v2.1.1
 	github.com/stretchr/testify v1.12.1
 	go.etcd.io/bbolt v1.4.3
+	pgregory.net/rapid v1.3.0
 )
 
 require (
