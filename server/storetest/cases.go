@@ -31,6 +31,7 @@ func cases() []testCase {
 			check(t, c.Record.LeaseExpires.After(before.Add(longLease/2)),
 				"LeaseExpires %v is not about a lease from now", c.Record.LeaseExpires)
 		}},
+		{"RepeatedFieldsKeptApart", testRepeatedFieldsKeptApart},
 		{"CompleteThenRepeatReportsResponse", func(t *testing.T, f fixture) {
 			k := f.key()
 			want := sampleResponse()
