@@ -14,7 +14,7 @@ const (
 	// DefaultMaxResponse is below etcd's default --max-request-bytes
 	// (1.5 MiB), with room for the rest of the record and the request.
 	DefaultMaxResponse = 1 << 20
-	DefaultTryTimeout  = 2 * time.Second
+	DefaultTryTimeout  = 5 * time.Second
 )
 
 // ErrInvalidOptions is wrapped by the error [New] returns for Options it
@@ -52,7 +52,7 @@ type Options struct {
 	// timeouts): bounded, Complete sends it again, to the next member,
 	// and Claim answers at once that it could not claim. A try that timed
 	// out and landed all the same is recognised by the next one. Keep it
-	// well above the cluster's commit latency under load. Default 2 s
+	// well above the cluster's commit latency under load. Default 5 s
 	// (DefaultTryTimeout).
 	TryTimeout time.Duration
 }

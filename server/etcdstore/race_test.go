@@ -144,6 +144,7 @@ func TestRaceOneExecution(t *testing.T) {
 		for range raceRounds {
 			stampede(t, url, client)
 		}
+		t.Logf("naive: %d executions for %d keys", effects.total.Load(), raceRounds)
 		assert.Greater(t, effects.total.Load(), int64(raceRounds),
 			"the naive handler must execute some key more than once")
 	})

@@ -160,9 +160,12 @@ func (d *decoder) byte() byte {
 	return c
 }
 
+// uvarint reads a varint in its shortest form, the only one encode
+// writes, so that a record has one encoding.
 func (d *decoder) uvarint() uint64 {
 	v, n := binary.Uvarint(d.b)
-	if n <= 0 {
+	var buf [binary.MaxVarintLen64]byte
+	if n <= 0 || n != len(binary.AppendUvarint(buf[:0], v)) {
 		d.fail()
 		return 0
 	}
@@ -172,7 +175,8 @@ func (d *decoder) uvarint() uint64 {
 
 func (d *decoder) time() time.Time {
 	v, n := binary.Varint(d.b)
-	if n <= 0 {
+	var buf [binary.MaxVarintLen64]byte
+	if n <= 0 || n != len(binary.AppendVarint(buf[:0], v)) {
 		d.fail()
 		return time.Time{}
 	}

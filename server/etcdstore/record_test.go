@@ -43,6 +43,7 @@ func TestDecodeRecordRefuses(t *testing.T) {
 		"status 0":         (&record{state: stateCompleted, expires: time.UnixMilli(1)}).encode(),
 		"header count lie": {recordVersion, 'c', 0, 0, 0, 2, 0xc8, 0x01, 0xff, 0xff, 0xff, 0xff, 0x0f},
 		"length past end":  {recordVersion, 'r', 0x7f, 'a'},
+		"long-form varint": {recordVersion, 'r', 0x80, 0x00, 0, 0},
 	}
 	for i := 1; i < len(valid); i++ {
 		cases[fmt.Sprintf("truncated to %d bytes", i)] = valid[:i]
@@ -57,7 +58,7 @@ func TestDecodeRecordRefuses(t *testing.T) {
 
 // FuzzDecodeRecord: decoding never panics, and what decodes encodes back
 // to the same bytes when its header has one field at most (a map's order
-// is not kept).
+// is not kept): a record has one encoding.
 func FuzzDecodeRecord(f *testing.F) {
 	f.Add((&record{state: stateRunning, fingerprint: "fp", claimNonce: "N", lapse: time.UnixMilli(5)}).encode())
 	f.Add((&record{state: stateCompleted, fingerprint: "fp", claimNonce: "N", completeNonce: "M", expires: time.UnixMilli(5),

@@ -22,7 +22,7 @@ import (
 // key, a replay, and new keys from 16 concurrent clients, side by side.
 func BenchmarkStores(b *testing.B) {
 	b.Run("etcd", func(b *testing.B) {
-		c, err := cluster.Start(b.TempDir(), 3)
+		c, err := cluster.Start(b.TempDir(), 3, cluster.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -28,9 +28,19 @@ const MaxRequestBytes = 8 << 20
 // startTimeout bounds how long a member takes to start or rejoin.
 const startTimeout = 30 * time.Second
 
+// Options configures a Cluster; the zero value is etcd's defaults.
+type Options struct {
+	// NoFsync starts the members with --unsafe-no-fsync: for tests of
+	// behaviour, which do not need their records to survive a crash of
+	// the machine and run faster without waiting for the disk. Durability
+	// drills and benchmarks keep fsync.
+	NoFsync bool
+}
+
 // Cluster is an etcd cluster of members in this process. Its methods are
 // safe for concurrent use.
 type Cluster struct {
+	opts    Options
 	token   string
 	initial string
 
@@ -49,14 +59,14 @@ type member struct {
 
 // Start starts a cluster of n members whose data lives under dir, and
 // returns once every member serves clients. The members keep etcd's
-// default timing (100 ms heartbeats, 1 s election timeout) and fsync
-// every write.
-func Start(dir string, n int) (*Cluster, error) {
+// default timing (100 ms heartbeats, 1 s election timeout) and, unless
+// opts.NoFsync, fsync every write.
+func Start(dir string, n int, opts Options) (*Cluster, error) {
 	ports, err := freePorts(2 * n)
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{token: fmt.Sprintf("idem-%d", time.Now().UnixNano())}
+	c := &Cluster{opts: opts, token: fmt.Sprintf("idem-%d", time.Now().UnixNano())}
 	var initial []string
 	for i := range n {
 		m := &member{
@@ -108,6 +118,7 @@ func (c *Cluster) start(m *member) error {
 	cfg.InitialCluster = c.initial
 	cfg.InitialClusterToken = c.token
 	cfg.MaxRequestBytes = MaxRequestBytes
+	cfg.UnsafeNoFsync = c.opts.NoFsync
 	cfg.AutoCompactionMode = "periodic"
 	cfg.AutoCompactionRetention = "5m"
 	cfg.ZapLoggerBuilder = embed.NewZapLoggerBuilder(zap.NewNop())

@@ -141,7 +141,7 @@ func Run(ctx context.Context, cfg Config, seed uint64) (Result, error) {
 	}
 	dir = filepath.Join(dir, fmt.Sprintf("seed-%d", seed))
 	defer os.RemoveAll(dir)
-	c, err := cluster.Start(dir, 3)
+	c, err := cluster.Start(dir, 3, cluster.Options{})
 	if err != nil {
 		return r, err
 	}
