@@ -363,7 +363,7 @@ func (r reading) idle(opts Options) *Finding {
 			Severity: Critical,
 			Setting:  fmt.Sprintf("idle_in_transaction_session_timeout %v for the work's transaction (%s; session: %s%s)", effective, where, st.value+"ms", r.from(st)),
 			Risk: fmt.Sprintf("a handler that sends no statement for %v loses its session: its work rolls back, its key is released, "+
-				"and every retry runs the handler again and fails alike, never to complete (measured with 300 ms and a 1 s handler: 0 of 20 keys completed in 342 handler runs)", effective),
+				"and every retry runs the handler again and fails alike, never to complete (measured with 50 ms and a handler idle 300 ms: 0 of 3 keys completed in 9 runs)", effective),
 			Fix: fmt.Sprintf("leave Options.IdleInTransaction at 0 (pgstore then turns the timeout off for the work's transaction), or set it above the work limit (server.Options.WorkTimeout, default %v)", limit),
 		}
 	case session > 0 && session < limit:
@@ -394,7 +394,7 @@ func (r reading) syncCommit(opts Options) *Finding {
 			Setting:  "synchronous_commit off" + r.from(st) + ", Options.InheritSynchronousCommit",
 			Risk: "PostgreSQL answers a commit before its WAL is on disk, and pgstore records outcomes with that setting: " +
 				"a crash of the database server forgets outcomes already answered, and a retry of their keys runs the work again " +
-				"(measured: 3 of 1,500 answered keys gone and charged again)",
+				"(measured: 2 to 10 of 400 answered keys gone after a crash, each charged again when re-sent)",
 			Fix: "clear Options.InheritSynchronousCommit (pgstore then raises synchronous_commit to on for the commits that record an outcome), " +
 				"or set synchronous_commit on" + r.where(st, "synchronous_commit", "on"),
 		}

@@ -62,7 +62,8 @@ type Options struct {
 	Takeover time.Duration
 
 	// ReservedConns is the size of a second pool the Store opens, from the
-	// configuration of the pool given to New, for the statements that
+	// configuration of the pool given to New (or of the Store's own pool,
+	// behind a connection pooler), for the statements that
 	// extend or end a running claim (Renew, Complete, Release): they then
 	// never wait for a connection behind running work, or behind the
 	// application's own queries on the same pool, while the lease they
