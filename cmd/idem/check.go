@@ -77,32 +77,17 @@ client can live with.`,
 }
 
 func (a *app) check(cmd *cobra.Command, rawURL string, f checkFlags) error {
-	u, err := parseURL(rawURL)
+	t, err := a.newTarget(rawURL, f.header, &f.key)
 	if err != nil {
 		return err
 	}
-	h, err := headers(f.header, nil, a.getenv)
-	if err != nil {
-		return err
-	}
-	opts, place, err := f.key.resolve()
-	if err != nil {
-		return err
-	}
-	if err := place.checkHeaders(h); err != nil {
-		return err
-	}
+	u, h, opts, place := t.url, t.header, t.opts, t.place
 	if f.copies < 2 {
 		return usagef("--copies must be at least 2")
 	}
-	var body []byte
-	if cmd.Flags().Changed("data") {
-		if body, err = readData(f.data, a.stdin); err != nil {
-			return err
-		}
-		if h.Get("Content-Type") == "" {
-			h.Set("Content-Type", defaultContentType(body))
-		}
+	body, err := a.dataFlag(cmd, f.data, h)
+	if err != nil {
+		return err
 	}
 	if body, err = place.keyless(body, "-d"); err != nil {
 		return err

@@ -26,19 +26,11 @@ It shows the operation and asks for confirmation at the terminal, unless
   idem forget --journal app.journal --yes 0193a4c8-8f2e-7c3b-9a41-6f0e2d5c8b17`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			path, err := a.journal()
-			if err != nil {
-				return err
-			}
-			j, err := openJournal(path, false)
+			j, op, err := a.lookup(args[0])
 			if err != nil {
 				return err
 			}
 			defer j.Close()
-			op, err := findOperation(j, args[0])
-			if err != nil {
-				return err
-			}
 			if s := op.State; s != idem.Pending && s != idem.Refused {
 				return fmt.Errorf("operation %s is %s: only a pending or refused operation can be forgotten", op.Key, s)
 			}

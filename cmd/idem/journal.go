@@ -24,21 +24,67 @@ const lockTimeout = 200 * time.Millisecond
 // errLocked explains idem.ErrJournalLocked to the person at the terminal.
 var errLocked = errors.New("is held by a running process (the application, or another idem); stop it or wait for it to exit, then run this again")
 
-// openJournal opens the journal at path. Unless create is set the file
+// openJournal opens the journal --journal or $IDEM_JOURNAL names, which
+// must exist (see openJournalAt). The caller closes it.
+func (a *app) openJournal() (*idem.Journal, error) {
+	path, err := a.journal()
+	if err != nil {
+		return nil, err
+	}
+	return openJournalAt(path, false)
+}
+
+// lookup opens the journal as openJournal does and finds the operation
+// whose key, or failing that whose name, is ref (see findOperation). The
+// caller closes the journal.
+func (a *app) lookup(ref string) (*idem.Journal, *idem.Operation, error) {
+	j, err := a.openJournal()
+	if err != nil {
+		return nil, nil, err
+	}
+	op, err := findOperation(j, ref)
+	if err != nil {
+		j.Close()
+		return nil, nil, err
+	}
+	return j, op, nil
+}
+
+// openJournalAt opens the journal at path. Unless create is set the file
 // must exist: a mistyped path must not leave an empty journal behind.
 // Opening never purges: the command keeps every record unless told to
 // purge.
-func openJournal(path string, create bool) (*idem.Journal, error) {
+func openJournalAt(path string, create bool) (*idem.Journal, error) {
 	if !create {
 		if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("no journal at %s", path)
 		}
 	}
-	j, err := idem.OpenJournal(path, idem.JournalOptions{LockTimeout: lockTimeout, PurgeAfter: -1})
+	j, err := idem.OpenJournal(path, journalOptions)
+	return j, explainLocked(path, err)
+}
+
+// journalOptions are the command's: it waits lockTimeout for a journal
+// another process holds, and never purges unless told to.
+var journalOptions = idem.JournalOptions{LockTimeout: lockTimeout, PurgeAfter: -1}
+
+// explainLocked words idem.ErrJournalLocked for the person at the
+// terminal; other errors pass as they are.
+func explainLocked(path string, err error) error {
 	if errors.Is(err, idem.ErrJournalLocked) {
-		return nil, &codeError{code: exitError, err: fmt.Errorf("journal %s %w", path, errLocked)}
+		return &codeError{code: exitError, err: fmt.Errorf("journal %s %w", path, errLocked)}
 	}
-	return j, err
+	return err
+}
+
+// compactJournal compacts the journal at path (see idem.CompactJournal)
+// and returns its size before and after.
+func compactJournal(path string) (before, after int64, err error) {
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		return 0, 0, fmt.Errorf("no journal at %s", path)
+	}
+	before, after, err = idem.CompactJournal(path, journalOptions)
+	return before, after, explainLocked(path, err)
 }
 
 // states are the names --state takes, in an operation's order of life.

@@ -7,6 +7,7 @@ package main
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -227,4 +228,34 @@ func spellDuration(d time.Duration) string {
 		return unit(int64(d/time.Hour), "hour")
 	}
 	return d.String()
+}
+
+// target is the request check or send makes of its flags: the URL, the
+// -H headers, where the key goes and the client options that follow.
+type target struct {
+	url    *url.URL
+	header http.Header
+	opts   idem.Options
+	place  keyPlace
+}
+
+// newTarget reads rawURL, the -H arguments and the key flags, and refuses
+// a request that lacks a header the profile requires.
+func (a *app) newTarget(rawURL string, header []string, kf *keyFlags) (target, error) {
+	u, err := parseURL(rawURL)
+	if err != nil {
+		return target{}, err
+	}
+	h, err := headers(header, nil, a.getenv)
+	if err != nil {
+		return target{}, err
+	}
+	opts, place, err := kf.resolve()
+	if err != nil {
+		return target{}, err
+	}
+	if err := place.checkHeaders(h); err != nil {
+		return target{}, err
+	}
+	return target{u, h, opts, place}, nil
 }

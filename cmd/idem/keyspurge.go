@@ -85,17 +85,17 @@ checks that Redis answers, says so, deletes nothing and exits 0 (with
 				fmt.Fprintln(a.stderr)
 			}
 			if ctx.Err() != nil {
-				return &codeError{code: exitInterrupted, err: fmt.Errorf("interrupted after purging %d records; the rest wait for the next purge", n)}
+				return &codeError{code: exitInterrupted, err: fmt.Errorf("interrupted after purging %s; the rest wait for the next purge", count(n, "record"))}
 			}
 			if err != nil {
-				return fmt.Errorf("%w (after purging %d records)", err, n)
+				return fmt.Errorf("%w (after purging %s)", err, count(n, "record"))
 			}
 			if a.json {
 				return a.writeJSON(struct {
 					Purged int `json:"purged"`
 				}{n})
 			}
-			fmt.Fprintf(a.stdout, "purged %d records from %s\n", n, f.table)
+			fmt.Fprintf(a.stdout, "purged %s from %s\n", count(n, "record"), f.table)
 			return nil
 		},
 	}

@@ -26,7 +26,12 @@ state, age, attempts and last status.
 States: pending (no final answer yet: idem resume continues it), refused
 (the server refused the credentials: the application continues it),
 completed, failed, expired (too old to send again: reconcile it by hand),
-abandoned (given up on purpose with idem forget: never sent again).`,
+abandoned (given up on purpose with idem forget: never sent again).
+
+ATTEMPTS counts the attempts of the process that got the final answer.
+The journal writes the count with that answer, so an operation without
+one (pending, expired, abandoned) shows "?": it may have been sent any
+number of times; --json leaves "attempts" out for it.`,
 		Example: `  idem ls --journal app.journal --state pending
   idem ls --state pending --older-than 1h --json`,
 		Args: cobra.NoArgs,
@@ -36,11 +41,7 @@ abandoned (given up on purpose with idem forget: never sent again).`,
 					return usagef("--state %q: want one of %s", s, strings.Join(states, ", "))
 				}
 			}
-			path, err := a.journal()
-			if err != nil {
-				return err
-			}
-			j, err := openJournal(path, false)
+			j, err := a.openJournal()
 			if err != nil {
 				return err
 			}
@@ -87,11 +88,16 @@ func (a *app) printOperations(ops []*idem.Operation, now time.Time) error {
 		if op.Response != nil {
 			status = fmt.Sprint(op.Response.StatusCode)
 		}
-		attempts := ""
-		if op.Attempts > 0 {
-			attempts = fmt.Sprint(op.Attempts)
-		}
-		t.add(op.Key, op.Name, op.Method, op.URL, stateOf(op), age(now, op.CreatedAt), attempts, status)
+		t.add(op.Key, op.Name, op.Method, op.URL, stateOf(op), age(now, op.CreatedAt), attemptsCell(op), status)
 	}
 	return t.write(a.stdout)
+}
+
+// attemptsCell is op's attempts for a table: "?" when the journal holds
+// no count, which it writes only with a final answer.
+func attemptsCell(op *idem.Operation) string {
+	if n, ok := attempts(op); ok {
+		return fmt.Sprint(n)
+	}
+	return "?"
 }

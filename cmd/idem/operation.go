@@ -20,7 +20,7 @@ type operationJSON struct {
 	CreatedAt   time.Time   `json:"created_at"`
 	UpdatedAt   time.Time   `json:"updated_at"`
 	ExpiresAt   time.Time   `json:"expires_at"`
-	Attempts    int         `json:"attempts"`
+	Attempts    *int        `json:"attempts,omitempty"` // nil: not counted (see attempts)
 	LastStatus  int         `json:"last_status,omitempty"`
 	Fingerprint string      `json:"fingerprint,omitempty"`
 	Header      http.Header `json:"header,omitempty"`
@@ -44,7 +44,9 @@ func operationToJSON(op *idem.Operation, full bool) operationJSON {
 	o := operationJSON{
 		Key: op.Key, Name: op.Name, Method: op.Method, URL: op.URL, Host: op.Host,
 		State: stateOf(op), CreatedAt: op.CreatedAt, UpdatedAt: op.UpdatedAt, ExpiresAt: op.ExpiresAt,
-		Attempts: op.Attempts,
+	}
+	if n, ok := attempts(op); ok {
+		o.Attempts = &n
 	}
 	if op.Response != nil {
 		o.LastStatus = op.Response.StatusCode
@@ -60,6 +62,13 @@ func operationToJSON(op *idem.Operation, full bool) operationJSON {
 		o.Result.Body, o.Result.BodyBase64 = textOrBytes(r.Body)
 	}
 	return o
+}
+
+// attempts returns how many attempts op took, if the journal knows: it
+// counts them with the final answer (or refusal), and holds no count for
+// an operation without one.
+func attempts(op *idem.Operation) (int, bool) {
+	return op.Attempts, op.Response != nil
 }
 
 // textOrBytes returns b as a string if it is UTF-8, else as bytes (which

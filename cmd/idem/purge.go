@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+
+	"github.com/idemhq/idem"
 )
 
 func newPurgeCmd(a *app) *cobra.Command {
@@ -14,19 +16,20 @@ func newPurgeCmd(a *app) *cobra.Command {
 		Short: "Delete finished operations from a journal",
 		Long: `purge deletes the journal's operations that are not pending (completed,
 failed, refused, expired, abandoned) last updated more than --older-than
-ago, all of them by default, with their name bindings. Pending operations
-are never purged.`,
-		Example: `  idem purge --journal app.journal --older-than 168h`,
-		Args:    cobra.NoArgs,
+ago, with their name bindings: by default those past the 7 days
+(168h) an application's journal keeps them (idem.DefaultPurgeAfter), and
+with --older-than 0 every one. Pending operations are never purged.
+Purging frees space in the file for new records; idem compact gives it
+back to the file system.`,
+		Example: `  idem purge --journal app.journal
+  idem purge --journal app.journal --older-than 24h
+  idem purge --journal app.journal --older-than 0`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if olderThan < 0 {
 				return usagef("--older-than must not be negative")
 			}
-			path, err := a.journal()
-			if err != nil {
-				return err
-			}
-			j, err := openJournal(path, false)
+			j, err := a.openJournal()
 			if err != nil {
 				return err
 			}
@@ -43,10 +46,10 @@ are never purged.`,
 					Purged int `json:"purged"`
 				}{n})
 			}
-			fmt.Fprintf(a.stdout, "purged %d finished operations\n", n)
+			fmt.Fprintf(a.stdout, "purged %s\n", count(n, "finished operation"))
 			return nil
 		},
 	}
-	cmd.Flags().DurationVar(&olderThan, "older-than", 0, "purge only operations last updated more than this `DURATION` ago")
+	cmd.Flags().DurationVar(&olderThan, "older-than", idem.DefaultPurgeAfter, "purge only operations last updated more than this `DURATION` ago (0: every finished one)")
 	return cmd
 }

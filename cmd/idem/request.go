@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"os"
 	"strings"
+
+	"github.com/spf13/cobra"
 )
 
 // parseHeader reads one -H argument, "Name: value" as curl takes it. The
@@ -131,4 +133,20 @@ func defaultContentType(body []byte) string {
 		return "application/json"
 	}
 	return "application/x-www-form-urlencoded"
+}
+
+// dataFlag returns the body -d gives (nil without -d), and sets h's
+// Content-Type to what the body looks like if h has none.
+func (a *app) dataFlag(cmd *cobra.Command, data string, h http.Header) ([]byte, error) {
+	if !cmd.Flags().Changed("data") {
+		return nil, nil
+	}
+	body, err := readData(data, a.stdin)
+	if err != nil {
+		return nil, err
+	}
+	if h.Get("Content-Type") == "" {
+		h.Set("Content-Type", defaultContentType(body))
+	}
+	return body, nil
 }

@@ -94,11 +94,7 @@ func (a *app) resume(ctx context.Context, f resumeFlags) error {
 		return usagef("--key-retention must not be negative")
 	}
 	opts.QuoteKey, opts.KeyRetention = f.quote, f.retention
-	path, err := a.journal()
-	if err != nil {
-		return err
-	}
-	j, err := openJournal(path, false)
+	j, err := a.openJournal()
 	if err != nil {
 		return err
 	}
@@ -170,11 +166,11 @@ func (a *app) resume(ctx context.Context, f resumeFlags) error {
 	}
 	switch {
 	case sum.Interrupted:
-		return &codeError{code: exitInterrupted, err: fmt.Errorf("interrupted: %d operations left pending", sum.Pending)}
+		return &codeError{code: exitInterrupted, err: fmt.Errorf("interrupted: %s left pending", count(sum.Pending, "operation"))}
 	case sum.Unreadable > 0:
-		return &codeError{code: exitError, err: fmt.Errorf("%d operations still pending, %d expired, %d unreadable", sum.Pending, sum.Expired, sum.Unreadable)}
+		return &codeError{code: exitError, err: fmt.Errorf("%s still pending, %d expired, %d unreadable", count(sum.Pending, "operation"), sum.Expired, sum.Unreadable)}
 	case sum.Pending > 0 || sum.Expired > 0:
-		return &codeError{code: exitError, err: fmt.Errorf("%d operations still pending, %d expired", sum.Pending, sum.Expired)}
+		return &codeError{code: exitError, err: fmt.Errorf("%s still pending, %d expired", count(sum.Pending, "operation"), sum.Expired)}
 	}
 	return nil
 }

@@ -57,7 +57,7 @@ func summarise(rs []idem.Resumed) *resumeSummary {
 			o.Outcome = "pending"
 		}
 		if r.Err != nil {
-			o.Error = r.Err.Error()
+			o.Error = errorText(r.Err)
 			if errors.As(r.Err, &e) {
 				o.Status, o.Attempts = e.StatusCode, e.Attempts
 			}

@@ -88,20 +88,19 @@ type sendResult struct {
 }
 
 func (a *app) send(cmd *cobra.Command, rawURL string, f sendFlags) error {
-	u, err := parseURL(rawURL)
+	t, err := a.newTarget(rawURL, f.header, &f.place)
 	if err != nil {
 		return err
 	}
-	h, err := headers(f.header, nil, a.getenv)
-	if err != nil {
-		return err
-	}
-	opts, place, err := f.place.resolve()
-	if err != nil {
-		return err
-	}
-	if err := place.checkHeaders(h); err != nil {
-		return err
+	u, h, opts, place := t.url, t.header, t.opts, t.place
+	if v := h.Values(place.header); place.field == nil && len(v) > 0 {
+		// The client would refuse it unsent; say so as what it is.
+		if len(v) > 1 {
+			return usagef("-H %s given %d times: a request has one key", place.header, len(v))
+		}
+		if _, err := idem.ParseKey(v[0]); err != nil {
+			return usagef("-H %s: %s", place.header, unprefixed(err))
+		}
 	}
 	if f.quote && place.field != nil {
 		return usagef("--quote-key: a key in the body has no quoted form")
@@ -120,14 +119,9 @@ func (a *app) send(cmd *cobra.Command, rawURL string, f sendFlags) error {
 	if f.attempts < 1 {
 		return usagef("--attempts must be at least 1")
 	}
-	var body []byte
-	if cmd.Flags().Changed("data") {
-		if body, err = readData(f.data, a.stdin); err != nil {
-			return err
-		}
-		if h.Get("Content-Type") == "" {
-			h.Set("Content-Type", defaultContentType(body))
-		}
+	body, err := a.dataFlag(cmd, f.data, h)
+	if err != nil {
+		return err
 	}
 	held, err := place.heldKey(body, "-d")
 	if err != nil {
@@ -154,7 +148,7 @@ func (a *app) send(cmd *cobra.Command, rawURL string, f sendFlags) error {
 	path, jerr := a.journal()
 	switch {
 	case jerr == nil:
-		j, err := openJournal(path, true)
+		j, err := openJournalAt(path, true)
 		if err != nil {
 			return err
 		}
@@ -200,7 +194,7 @@ func (a *app) printSend(resp *idem.Response, err error, name string, journaled b
 	}
 	var r sendResult
 	if e != nil {
-		r = sendResult{Key: e.Key, Name: name, Status: e.StatusCode, Attempts: e.Attempts, Header: e.Header, Error: e.Error()}
+		r = sendResult{Key: e.Key, Name: name, Status: e.StatusCode, Attempts: e.Attempts, Header: e.Header, Error: describe(e)}
 		setBody(&r, e.Body)
 	} else {
 		r = sendResult{Key: resp.Key, Name: name, Status: resp.StatusCode, Attempts: resp.Attempts,
@@ -243,8 +237,8 @@ func (a *app) printSend(resp *idem.Response, err error, name string, journaled b
 	if e == nil {
 		return nil
 	}
-	msg := e.Error()
-	if journaled && !errors.Is(e, idem.ErrKeyReused) && !errors.Is(e, idem.ErrExpired) && !errors.Is(e, idem.ErrAbandoned) {
+	msg := describe(e)
+	if journaled && stillPending(e) {
 		msg += "; the operation is pending in the journal: idem resume finishes it"
 	}
 	return &codeError{code: exitError, err: errors.New(msg)}
@@ -261,4 +255,17 @@ func setBody(r *sendResult, b []byte) {
 		return
 	}
 	r.BodyBase64 = b
+}
+
+// stillPending reports whether an operation that ended in e is pending in
+// the journal: it was journaled (it has a key: a request refused before,
+// such as one whose body is too large, has none) and has no final answer.
+func stillPending(e *idem.Error) bool {
+	for _, final := range []error{idem.ErrKeyReused, idem.ErrExpired, idem.ErrAbandoned, idem.ErrInvalidKey,
+		idem.ErrJournalCorrupt, idem.ErrJournalClosed} {
+		if errors.Is(e, final) {
+			return false
+		}
+	}
+	return e.Key != ""
 }

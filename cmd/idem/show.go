@@ -30,19 +30,11 @@ nothing else.`,
 			if raw && a.json {
 				return usagef("--raw and --json exclude each other")
 			}
-			path, err := a.journal()
-			if err != nil {
-				return err
-			}
-			j, err := openJournal(path, false)
+			j, op, err := a.lookup(args[0])
 			if err != nil {
 				return err
 			}
 			defer j.Close()
-			op, err := findOperation(j, args[0])
-			if err != nil {
-				return err
-			}
 			switch {
 			case raw:
 				_, err = a.stdout.Write(op.Body)
@@ -70,8 +62,10 @@ func showOperation(w io.Writer, op *idem.Operation, now time.Time) error {
 	t.row("created", when(now, op.CreatedAt, ""))
 	t.row("updated", when(now, op.UpdatedAt, ""))
 	t.row("expires", when(now, op.ExpiresAt, "; never sent after it"))
-	if op.Attempts > 0 {
-		t.row("attempts", fmt.Sprint(op.Attempts))
+	if n, ok := attempts(op); ok {
+		t.row("attempts", fmt.Sprint(n))
+	} else {
+		t.row("attempts", "? (the journal counts them with the final answer)")
 	}
 	t.row("fingerprint", hex.EncodeToString(op.Fingerprint[:]))
 	if err := t.flush(); err != nil {
