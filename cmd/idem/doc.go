@@ -14,10 +14,13 @@
 //	idem show --journal app.journal 0193...
 //	idem resume --journal app.journal --header-from-env Authorization=API_AUTH
 //	idem forget --journal app.journal payout/2026-12-25/417
-//	idem purge --journal app.journal --older-than 168h
+//	idem purge --journal app.journal               # finished over 7 days ago
+//	idem compact --journal app.journal             # give the free space back
 //	idem keys ls --database postgres://idem@db:5432/app --state running
 //	idem keys purge --database postgres://idem@db:5432/app
 //	idem keys ls --redis 10.0.0.1:6379,10.0.0.2:6379,10.0.0.3:6379
+//	idem keys schema --table billing.idem_keys | psql "$ADMIN_DSN" -f -
+//	idem version
 //
 // check, send and resume take --profile NAME (stripe, adyen, paypal,
 // square, gocardless) to follow that API's conventions, as idem.Options'
@@ -27,7 +30,8 @@
 // idem keys reads the records a server keeps with server/pgstore
 // (--database) or server/redisstore (--redis): counts by state, the
 // running keys and their leases; and purges a pgstore's (Redis expires its
-// records itself).
+// records itself). idem keys schema prints a pgstore table's DDL for an
+// administrator to apply.
 //
 // Every command has --help, and --json prints one JSON document on standard
 // output for scripts instead of a table. The journal is named by --journal

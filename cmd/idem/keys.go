@@ -61,7 +61,7 @@ lives inside its process and cannot be read.`,
 	pf.DurationVar(&f.abandon, "abandon", server.DefaultAbandon, "how long after its lease lapsed a running record may be purged, as pgstore.Options.Abandon")
 	pf.StringVar(&f.redis, "redis", "", "the store's Redis: `ADDR`[,ADDR...] or a redis:// URL (default $"+redisEnv+")")
 	pf.StringVar(&f.redisPrefix, "redis-prefix", redisstore.DefaultPrefix, "the store's key `PREFIX`, as redisstore.Options.Prefix names it")
-	cmd.AddCommand(newKeysLsCmd(a, &f), newKeysPurgeCmd(a, &f))
+	cmd.AddCommand(newKeysLsCmd(a, &f), newKeysPurgeCmd(a, &f), newKeysSchemaCmd(a, &f))
 	return cmd
 }
 

@@ -19,10 +19,10 @@ func newRoot(a *app) *cobra.Command {
 	root := &cobra.Command{
 		Use:   "idem",
 		Short: "See and resume an idem journal, send keyed requests, check an API's idempotency",
-		Long: `idem looks at and resumes the journal of an application built on the idem
-client, sends one keyed, retried and journaled request, derives keys, and
-checks whether an HTTP API honours idempotency keys; "idem keys" reads and
-purges a server's store of idempotency records.
+		Long: `idem looks at, resumes, purges and compacts the journal of an application
+built on the idem client, sends one keyed, retried and journaled request,
+derives keys, and checks whether an HTTP API honours idempotency keys;
+"idem keys" reads and purges a server's store of idempotency records.
 
 Every command takes --json to print one JSON document for scripts. The
 journal is named by --journal or the ` + journalEnv + ` environment variable.`,
@@ -45,8 +45,10 @@ journal is named by --journal or the ` + journalEnv + ` environment variable.`,
 		newShowCmd(a),
 		newResumeCmd(a),
 		newPurgeCmd(a),
+		newCompactCmd(a),
 		newForgetCmd(a),
 		newKeysCmd(a),
+		newVersionCmd(a),
 	)
 	wrapArgs(root)
 	return root
