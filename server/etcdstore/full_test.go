@@ -43,6 +43,10 @@ func TestOutOfSpace(t *testing.T) {
 	_, err = pb.NewMaintenanceClient(cli.ActiveConnection()).Alarm(ctx, alarm)
 	require.NoError(t, err)
 
+	err = store.Check(ctx)
+	assert.ErrorIs(t, err, etcdstore.ErrAlarm, "Check names the alarm")
+	assert.ErrorIs(t, err, etcdstore.ErrFewMembers, "and the lone member")
+
 	_, err = store.Claim(ctx, server.Key{Scope: "full", Key: "new"}, "fp", time.Minute)
 	assert.ErrorIs(t, err, etcdstore.ErrFull)
 	assert.ErrorIs(t, err, server.ErrStoreFull)
