@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -13,12 +14,13 @@ import (
 
 	"github.com/idemhq/idem"
 	"github.com/idemhq/idem/internal/charges"
+	"github.com/idemhq/idem/internal/history"
 )
 
 // runClient is the child process: resume what the last process left
 // pending, then work through the batch. Even operations take their key from
 // business IDs, odd ones from a name bound in the journal.
-func runClient(url, journal, client string, ops, conc int) error {
+func runClient(url, journal, client, historyFile string, ops, conc int) error {
 	var j *idem.Journal
 	var err error
 	for range 100 { // a killed predecessor's lock goes with it; be patient anyway
@@ -30,6 +32,13 @@ func runClient(url, journal, client string, ops, conc int) error {
 		return err
 	}
 	defer j.Close()
+	var rec *history.Recorder // nil records nothing
+	if historyFile != "" {
+		if rec, err = history.Create(historyFile, os.Getpid()); err != nil {
+			return err
+		}
+		defer rec.Close()
+	}
 	c, err := idem.New(idem.Options{
 		Journal:           j,
 		MaxAttempts:       20,
@@ -71,7 +80,7 @@ func runClient(url, journal, client string, ops, conc int) error {
 		go func() {
 			defer wg.Done()
 			for i := int(next.Add(1)) - 1; i < ops; i = int(next.Add(1)) - 1 {
-				if err := charge(ctx, c, url, i); err != nil {
+				if err := charge(ctx, c, rec, url, i); err != nil {
 					errs <- err
 					return
 				}
@@ -84,12 +93,13 @@ func runClient(url, journal, client string, ops, conc int) error {
 }
 
 // charge sends operation i until it has a final answer.
-func charge(ctx context.Context, c *idem.Client, url string, i int) error {
+func charge(ctx context.Context, c *idem.Client, rec *history.Recorder, url string, i int) error {
 	for {
 		body := fmt.Appendf(nil, `{"amount":%d,"currency":"usd","ref":"op-%d"}`, 1000+i, i)
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, url+"/charges", bytes.NewReader(body))
 		req.Header.Set("Content-Type", "application/json")
 		var resp *idem.Response
+		call := history.Now()
 		var err error
 		if i%2 == 0 {
 			req.Header.Set("Idempotency-Key", idem.DeriveKey("chaos", strconv.Itoa(i)))
@@ -99,6 +109,7 @@ func charge(ctx context.Context, c *idem.Client, url string, i int) error {
 		}
 		switch {
 		case err == nil && resp.StatusCode == http.StatusCreated:
+			recordAnswer(rec, i, resp, call)
 			return nil
 		case err == nil:
 			return fmt.Errorf("operation %d: status %d: %s", i, resp.StatusCode, resp.Body)

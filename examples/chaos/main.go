@@ -102,11 +102,12 @@ func main() {
 	child := flag.Bool("child", false, "run as the client process (used by the harness)")
 	url := flag.String("url", "", "child: the proxy's URL")
 	journal := flag.String("journal", "", "child: the journal file")
+	historyFile := flag.String("history", "", "child: the history file it appends its final answers to")
 	client := flag.String("client", "", "child: the client ID (idempotency scope)")
 	flag.Parse()
 
 	if *child {
-		if err := runClient(*url, *journal, *client, o.ops, o.conc); err != nil {
+		if err := runClient(*url, *journal, *client, *historyFile, o.ops, o.conc); err != nil {
 			fmt.Fprintln(os.Stderr, "chaos client:", err)
 			os.Exit(1)
 		}
@@ -220,7 +221,8 @@ func harness(o options) (bool, error) {
 	}
 	start := func() (*exec.Cmd, <-chan error, error) {
 		cmd := exec.Command(self, "-child", "-url", proxy.URL(), "-journal", filepath.Join(dir, "client.journal"),
-			"-client", client, "-ops", fmt.Sprint(o.ops), "-c", fmt.Sprint(o.conc))
+			"-client", client, "-ops", fmt.Sprint(o.ops), "-c", fmt.Sprint(o.conc),
+			"-history", filepath.Join(dir, "history"))
 		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
 		if err := cmd.Start(); err != nil {
 			return nil, nil, err
@@ -233,6 +235,7 @@ func harness(o options) (bool, error) {
 	// Every wait is bounded: a child that hangs is killed and the run
 	// fails, rather than hold up whoever runs it.
 	deadline := time.Now().Add(15 * time.Minute)
+	started := time.Now().UnixNano() // on the history's clock
 	// disrupt is what happens to the store mid-run, if anything: a
 	// PostgreSQL restart or a Redis master killed.
 	var disrupt func() (string, error)
@@ -329,6 +332,13 @@ func harness(o options) (bool, error) {
 		return false, err
 	}
 	executed, duplicates, foreign := tally(cs, o.ops)
+	// Every answer a child saw, and every charge, checked against the
+	// specification of an idempotency record, not only counted.
+	hist, err := checkHistory(filepath.Join(dir, "history"), cs, started, time.Now().UnixNano())
+	if err != nil {
+		return false, err
+	}
+	fmt.Println("chaos:", hist)
 	lost := o.ops - executed
 	st := proxy.Stats()
 	if n := rlog.n.Load(); n > 0 {
@@ -353,7 +363,7 @@ func harness(o options) (bool, error) {
 	}
 	fmt.Printf("operations=%d executed=%d duplicates=%d lost=%d kills=%d attempts=%d replays=%d\n",
 		o.ops, executed, duplicates, lost, kills, proxy.By(client), st.Replayed)
-	return executed == o.ops && duplicates == 0 && lost == 0 && foreign == 0 && len(missing) == 0, nil
+	return executed == o.ops && duplicates == 0 && lost == 0 && foreign == 0 && len(missing) == 0 && hist.OK(), nil
 }
 
 // tally sorts a run's charges: executed counts the batch's operations
