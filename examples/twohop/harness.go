@@ -25,6 +25,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/idemhq/idem/examples/internal/linear"
 	"github.com/idemhq/idem/internal/faultproxy"
 )
 
@@ -36,14 +37,17 @@ type result struct {
 	killsInWindow, opsInWindow        int
 	missing                           []string // faults the run was asked for and did not meet
 	aResumed, aFromJournal, aAnswered int
+	history                           linear.Result // the clients' answers and B's charges, checked
 }
 
 // pass reports whether the run proved what it was asked to.
 func (r result) pass(o options) bool {
 	if o.expectDuplicates {
-		return r.duplicates > 0 && r.lost == 0 && r.foreign == 0
+		// A history that was checked must have caught the duplicates.
+		caught := r.history.Keys == 0 || !r.history.OK()
+		return r.duplicates > 0 && r.lost == 0 && r.foreign == 0 && caught
 	}
-	return r.duplicates == 0 && r.lost == 0 && r.foreign == 0 && r.unmatched == 0 &&
+	return r.duplicates == 0 && r.lost == 0 && r.foreign == 0 && r.unmatched == 0 && r.history.OK() &&
 		r.aRows == o.ops && r.bCharges == o.ops && len(r.missing) == 0
 }
 
@@ -235,6 +239,7 @@ func harness(o options, stdout io.Writer) (result, error) {
 		cfg.AppName = h.appPrefix() + "client"
 		cfg.URL = proxyCA.URL()
 		cfg.Journal = filepath.Join(h.dir, "client.journal")
+		cfg.History = h.historyFile()
 		return h.start("client", "client", cfg, nil, func(line string) { fmt.Fprintln(h.out, line) })
 	}
 	a, aw, err := startA()
@@ -387,6 +392,10 @@ plan:
 	if r.counts, r.unmatched, err = h.count(ctx, pool); err != nil {
 		return result{}, err
 	}
+	if r.history, err = h.checkHistory(ctx, pool, began); err != nil {
+		return result{}, err
+	}
+	fmt.Fprintln(h.out, "twohop:", r.history)
 	for _, hop := range []struct {
 		name   string
 		server string

@@ -22,6 +22,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/idemhq/idem"
+	"github.com/idemhq/idem/internal/history"
 	"github.com/idemhq/idem/server"
 	"github.com/idemhq/idem/server/pgstore"
 )
@@ -56,6 +57,7 @@ type childConfig struct {
 	Process  int           // the client: which of the run's client processes this is
 	Parent   int           // the harness's pid: a child whose parent changes exits
 	Lifetime time.Duration // a child never outlives this
+	History  string        // the client: the history file it appends its final answers to
 }
 
 // tables are a run's tables, all its own.
@@ -192,6 +194,11 @@ func runClient(cfg childConfig) error {
 		return err
 	}
 	defer j.Close()
+	rec, err := history.Create(cfg.History, cfg.Process)
+	if err != nil {
+		return err
+	}
+	defer rec.Close()
 	scope := clientScope(cfg.RunID)
 	c, err := idem.New(idem.Options{
 		Journal:           j,
@@ -231,7 +238,7 @@ func runClient(cfg childConfig) error {
 	for range cfg.Conc {
 		wg.Go(func() {
 			for i := int(next.Add(1)) - 1; i < cfg.Ops; i = int(next.Add(1)) - 1 {
-				if err := order(ctx, c, cfg, i); err != nil {
+				if err := order(ctx, c, rec, cfg, i); err != nil {
 					errs <- err
 					return
 				}
@@ -244,14 +251,16 @@ func runClient(cfg childConfig) error {
 }
 
 // order sends operation i to A until it has a final answer.
-func order(ctx context.Context, c *idem.Client, cfg childConfig, i int) error {
+func order(ctx context.Context, c *idem.Client, rec *history.Recorder, cfg childConfig, i int) error {
 	for {
 		req, _ := http.NewRequestWithContext(ctx, http.MethodPost, cfg.URL+"/orders", bytes.NewReader(orderBody(i)))
 		req.Header.Set("Content-Type", "application/json")
 		req.Header.Set("Idempotency-Key", opKey(cfg.RunID, i))
+		call := history.Now()
 		resp, err := c.Do(req)
 		switch {
 		case err == nil && resp.StatusCode == http.StatusCreated:
+			recordAnswer(rec, i, resp, call)
 			return nil
 		case err == nil:
 			return fmt.Errorf("operation %d: status %d: %s", i, resp.StatusCode, resp.Body)

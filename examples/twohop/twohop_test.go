@@ -12,6 +12,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/idemhq/idem/examples/internal/linear"
 )
 
 // TestMain runs a child's role when the harness started this binary as
@@ -66,8 +68,14 @@ func TestPass(t *testing.T) {
 	dup := result{counts: counts{aRows: 10, bCharges: 12, duplicates: 2}}
 	assert.False(t, dup.pass(options{ops: 10}))
 	assert.True(t, dup.pass(options{ops: 10, expectDuplicates: true}))
+	dup.history = linear.Result{Keys: 10}
+	assert.False(t, dup.pass(options{ops: 10, expectDuplicates: true}), "the history check must catch the duplicates")
+	dup.history.Violations = 2
+	assert.True(t, dup.pass(options{ops: 10, expectDuplicates: true}))
 	dup.lost = 1
 	assert.False(t, dup.pass(options{ops: 10, expectDuplicates: true}), "nothing may be lost, naive or not")
+	clean.history = linear.Result{Keys: 10, Violations: 1}
+	assert.False(t, clean.pass(options{ops: 10}), "a history that is not linearizable")
 }
 
 func TestBodiesAreDeterministic(t *testing.T) {
