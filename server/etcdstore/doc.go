@@ -74,11 +74,18 @@
 // replay one (a linearizable read: the leader confirms it still leads,
 // one heartbeat round, no write). Measured through the middleware on
 // three members in one process on loopback, fsync on, beside Redis
-// Cluster (3 masters, 3 replicas, no persistence) on the same machine
-// (go test -bench . ./server/etcdstore/bench/): a new key 11 ms against
-// 0.5 ms, a replay 0.7 ms against 0.15 ms, and 210 against 3300 new keys
-// a second from 16 clients. etcd's cost is its disk's fsync latency: on
-// the machine measured, about 4 ms per write.
+// Cluster (3 masters, 3 replicas, no persistence) on the same shared
+// 2-core machine, in one run (go test -bench . ./server/etcdstore/bench/;
+// two runs, under different load):
+//
+//	                        etcd          Redis Cluster   etcd / Redis
+//	new key                 10.6-11.5 ms  0.5-1.15 ms     10-21x
+//	replay                  0.63-0.79 ms  0.15-0.38 ms    2-5x
+//	new keys, 16 clients    170-210/s     1,850-3,300/s   1/11-1/16
+//
+// etcd's cost is its disk's fsync latency (every write waits for a
+// majority's fsync: a new key's two writes take 10 of its 11 ms) and its
+// consensus round; a replay is cheap because it writes nothing.
 //
 // # What a crash or a failover can lose
 //

@@ -85,10 +85,11 @@ func New(cli *clientv3.Client, opts Options) (*Store, error) {
 // When the write fails without a clear answer (the member died, the
 // leader changed, the request timed out), the claim may have been
 // recorded all the same, now or later. Claim reads the record once to
-// find out; if that fails too, it returns the error and releases the
-// claim in the background, fenced by its nonce, for at most the lease, so
-// that it does not hold the key from the retries for a whole lease.
-func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lease time.Duration) (server.Claim, error) {
+// find out; if that fails too (or Claim fails later on), it returns the
+// error and releases the claim in the background, fenced by its nonce,
+// for at most the lease, so that it does not hold the key from the
+// retries for a whole lease.
+func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lease time.Duration) (_ server.Claim, err error) {
 	key := recordKey(s.cfg.prefix, k)
 	resp, err := s.get(ctx, key)
 	if err != nil {
@@ -97,6 +98,15 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 	cur := first(resp.Kvs)
 	nonce := rand.Text()
 	takeover := false
+	// uncertain: a write's answer was lost. If Claim then fails, that
+	// write may still land (etcd applies a proposal that timed out at the
+	// client once it commits); a claim nobody runs is deleted behind it.
+	uncertain := false
+	defer func() {
+		if uncertain && err != nil {
+			s.releaseLater(key, nonce, lease)
+		}
+	}()
 	for range maxWrites {
 		if rev, ok := heldBy(cur, nonce); ok {
 			// This call's own earlier write, whose answer was lost.
@@ -135,9 +145,9 @@ func (s *Store) Claim(ctx context.Context, k server.Key, fingerprint string, lea
 			return server.Claim{}, translate(ctx, "claim", err)
 		}
 		// The write may have landed: look.
+		uncertain = true
 		resp, rerr := s.get(ctx, key)
 		if rerr != nil {
-			s.releaseLater(key, nonce, lease)
 			return server.Claim{}, translate(ctx, "claim", err)
 		}
 		cur = first(resp.Kvs)
