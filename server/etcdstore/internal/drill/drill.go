@@ -105,8 +105,8 @@ type Result struct {
 }
 
 func (r Result) String() string {
-	return fmt.Sprintf("seed=%d operations=%d executed=%d duplicates=%d lost=%d forgotten=%d leader_kills=%d median_to_leader=%s attempts=%d dropped=%d not_recorded=%d store_failed=%d took=%s",
-		r.Seed, r.Ops, r.Executed, r.Duplicates, r.Lost, r.Forgotten, r.Kills, Median(r.ToLeader).Round(time.Millisecond),
+	return fmt.Sprintf("seed=%d operations=%d duplicates=%d lost=%d leader_kills=%d forgotten=%d executed=%d median_to_leader=%s attempts=%d dropped=%d not_recorded=%d store_failed=%d took=%s",
+		r.Seed, r.Ops, r.Duplicates, r.Lost, r.Kills, r.Forgotten, r.Executed, Median(r.ToLeader).Round(time.Millisecond),
 		r.Attempts, r.Dropped, r.Logged["idem: outcome not recorded"], r.Logged["idem: store failed"], r.Elapsed.Round(100*time.Millisecond))
 }
 

@@ -8,7 +8,7 @@
 // restarted on its data), and finally sends every operation once more,
 // which must be replayed. It prints a line per seed and then the totals:
 //
-//		operations=<n> duplicates=<d> lost=<l> forgotten=<f> leader_kills=<k> median_to_leader=<t>
+//	operations=<n> duplicates=<d> lost=<l> leader_kills=<k> forgotten=<f> median_to_leader=<t>
 //
 //	  - duplicates: runs of an operation's work beyond the first, over the
 //	    whole run, the final re-send included;
@@ -85,8 +85,8 @@ func main() {
 		total.Kills += r.Kills
 		total.ToLeader = append(total.ToLeader, r.ToLeader...)
 	}
-	fmt.Printf("operations=%d duplicates=%d lost=%d forgotten=%d leader_kills=%d median_to_leader=%s\n",
-		total.Ops, total.Duplicates, total.Lost, total.Forgotten, total.Kills, drill.Median(total.ToLeader).Round(time.Millisecond))
+	fmt.Printf("operations=%d duplicates=%d lost=%d leader_kills=%d forgotten=%d median_to_leader=%s\n",
+		total.Ops, total.Duplicates, total.Lost, total.Kills, total.Forgotten, drill.Median(total.ToLeader).Round(time.Millisecond))
 	ok := total.Lost == 0 && total.Kills == cfg.Kills*len(list)
 	if cfg.Naive {
 		ok = ok && total.Duplicates > 0
