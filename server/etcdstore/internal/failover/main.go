@@ -10,19 +10,22 @@
 //
 //	operations=<n> duplicates=<d> lost=<l> leader_kills=<k> forgotten=<f> median_to_leader=<t>
 //
-//	  - duplicates: runs of an operation's work beyond the first, over the
-//	    whole run, the final re-send included;
-//	  - lost: operations without a final answer within the client's retries;
-//	  - forgotten: operations answered during the run whose re-send ran the
-//	    work again (their outcome was lost);
-//	  - median_to_leader: from a kill until every live member's status
-//	    names the same new leader in a later term; measured, never asserted.
+// where
+//
+//   - duplicates are runs of an operation's work beyond the first, over
+//     the whole run, the final re-send included;
+//   - lost are operations without a final answer within the client's
+//     retries;
+//   - forgotten are operations answered during the run whose re-send ran
+//     the work again (their outcome was lost);
+//   - median_to_leader is the median time from a kill until every live
+//     member's status names the same new leader in a later term:
+//     measured, never asserted.
 //
 // It exits 1 unless duplicates, lost and forgotten are all 0 and every
 // kill happened (with -naive, which serves the handler without the
 // middleware: unless lost is 0 and duplicates are above 0), and 2 on a
-// harness error.
-// Every wait is bounded.
+// harness error. Every wait is bounded.
 //
 //	go run ./server/etcdstore/internal/failover -seeds 1,2,3 -kills 4
 package main
