@@ -394,7 +394,7 @@ func (r reading) syncCommit(opts Options) *Finding {
 			Setting:  "synchronous_commit off" + r.from(st) + ", Options.InheritSynchronousCommit",
 			Risk: "PostgreSQL answers a commit before its WAL is on disk, and pgstore records outcomes with that setting: " +
 				"a crash of the database server forgets outcomes already answered, and a retry of their keys runs the work again " +
-				"(measured: 2 to 10 of 400 answered keys gone after a crash, each charged again when re-sent)",
+				"(measured: 2 to 17 of 400 answered outcomes gone in a crash, each key charged again when re-sent)",
 			Fix: "clear Options.InheritSynchronousCommit (pgstore then raises synchronous_commit to on for the commits that record an outcome), " +
 				"or set synchronous_commit on" + r.where(st, "synchronous_commit", "on"),
 		}

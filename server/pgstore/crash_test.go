@@ -125,8 +125,11 @@ func crashRun(t *testing.T, dsn string, opts pgstore.Options, table string) cras
 		require.NoError(t, err)
 		// A short lease: a claim whose outcome the crash forgot is running
 		// under a lease that lapsed during the restart, and its re-sent
-		// key takes it over at once instead of waiting 30 s.
-		srv := httptest.NewServer(server.Middleware(s, server.Options{SingleTenant: true, Lease: crashLease})(http.HandlerFunc(handler)))
+		// key takes it over at once instead of waiting 30 s. The start
+		// limit, a third of the lease by default, is set apart from it:
+		// the first requests after a start wait for new connections.
+		mw := server.Middleware(s, server.Options{SingleTenant: true, Lease: crashLease, StartTimeout: 30 * time.Second})
+		srv := httptest.NewServer(mw(http.HandlerFunc(handler)))
 		client := srv.Client()
 		post = func(key string) (int, bool, error) {
 			req, err := http.NewRequest(http.MethodPost, srv.URL+"/payments", strings.NewReader(payBody))
