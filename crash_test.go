@@ -66,9 +66,7 @@ const crashKills = 6
 
 func crashRun(t *testing.T, naive bool) (map[string]int, map[int]map[string]bool) {
 	const ops = 40
-	srv := newOnceServer(t)
-	ts := httptest.NewServer(srv)
-	t.Cleanup(ts.Close)
+	target := newOnceTarget(t)
 	journal := filepath.Join(t.TempDir(), "client.journal")
 	done := filepath.Join(t.TempDir(), "naive.done")
 	// The naive client is only killed after the work, where a lost answer
@@ -76,9 +74,9 @@ func crashRun(t *testing.T, naive bool) (map[string]int, map[int]map[string]bool
 	got := killRun(t, crashPlan{
 		ops: ops, kills: crashKills, spread: ops/crashKills + 2, faultOdds: 10, lateOnly: naive,
 		child: "TestHelperCrashChild",
-		env: []string{"IDEM_CRASH_URL=" + ts.URL, "IDEM_CRASH_JOURNAL=" + journal, "IDEM_CRASH_OPS=" + strconv.Itoa(ops),
+		env: []string{"IDEM_CRASH_URL=" + target.URL(), "IDEM_CRASH_JOURNAL=" + journal, "IDEM_CRASH_OPS=" + strconv.Itoa(ops),
 			"IDEM_CRASH_NAIVE=" + strconv.FormatBool(naive), "IDEM_CRASH_DONE=" + done},
-	}, onceTarget{srv, ts})
+	}, target)
 	if !naive {
 		j := openJournal(t, journal)
 		pending, err := j.Pending()
@@ -103,21 +101,45 @@ type crashTarget interface {
 }
 
 // onceTarget is an onceServer served over loopback, as a crashTarget.
+// Its hooks are read under a lock: a child process's request carries no
+// happens-before from the test that set them.
 type onceTarget struct {
 	*onceServer
 	srv *httptest.Server
+
+	mu     sync.Mutex
+	before func(w http.ResponseWriter, r *http.Request, key string, body []byte) bool
+	after  func(r *http.Request, key string) bool
 }
 
-func (o onceTarget) URL() string { return o.srv.URL }
-
-func (o onceTarget) hooks(before func(w http.ResponseWriter, r *http.Request, key string, body []byte) bool, after func(r *http.Request, key string) bool) {
-	o.before = func(w http.ResponseWriter, r *http.Request) bool {
-		return before(w, r, r.Header.Get("Idempotency-Key"), o.lastBody(r))
+func newOnceTarget(t *testing.T) *onceTarget {
+	o := &onceTarget{onceServer: newOnceServer(t)}
+	o.onceServer.before = func(w http.ResponseWriter, r *http.Request) bool {
+		o.mu.Lock()
+		before := o.before
+		o.mu.Unlock()
+		return before == nil || before(w, r, r.Header.Get("Idempotency-Key"), o.lastBody(r))
 	}
-	o.after = func(r *http.Request) bool { return after(r, r.Header.Get("Idempotency-Key")) }
+	o.onceServer.after = func(r *http.Request) bool {
+		o.mu.Lock()
+		after := o.after
+		o.mu.Unlock()
+		return after == nil || after(r, r.Header.Get("Idempotency-Key"))
+	}
+	o.srv = httptest.NewServer(o.onceServer) // after the hooks: the server's goroutines see them
+	t.Cleanup(o.srv.Close)
+	return o
 }
 
-func (o onceTarget) fault(w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) }
+func (o *onceTarget) URL() string { return o.srv.URL }
+
+func (o *onceTarget) hooks(before func(w http.ResponseWriter, r *http.Request, key string, body []byte) bool, after func(r *http.Request, key string) bool) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	o.before, o.after = before, after
+}
+
+func (o *onceTarget) fault(w http.ResponseWriter) { w.WriteHeader(http.StatusServiceUnavailable) }
 
 // crashPlan says how killRun runs a crash test.
 type crashPlan struct {
