@@ -98,6 +98,7 @@ func main() {
 				fail(fmt.Sprintf("seed %d wait %d: %v", seed, wait, err))
 			}
 			fmt.Println(r)
+			fmt.Println(r.history)
 			ok = ok && r.lost == 0
 		}
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/idemhq/idem/internal/faultproxy"
+	"github.com/idemhq/idem/internal/history"
 	"github.com/idemhq/idem/server"
 	"github.com/idemhq/idem/server/redisstore"
 )
@@ -37,6 +38,11 @@ type result struct {
 	failover, healed     time.Duration
 	logged               map[string]int64
 	elapsed              time.Duration
+	// history: the keys whose answers and runs are not linearizable to
+	// an idempotency record, and the summary with a shortest failing
+	// history.
+	violations int
+	history    string
 }
 
 func (r result) String() string {
@@ -145,6 +151,7 @@ func run(ctx context.Context, o options, seed uint64, wait int) (result, error) 
 	}
 	defer proxy.Close()
 	c := &client{
+		hist:   &ops{},
 		http:   &http.Client{Timeout: 10 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: o.conc}},
 		url:    proxy.URL(),
 		budget: o.budget,
@@ -183,6 +190,8 @@ func run(ctx context.Context, o options, seed uint64, wait int) (result, error) 
 	each(o.ops, o.conc, func(i int) { c.do(ctx, i) })
 	after := svc.snapshot()
 	r.elapsed = time.Since(start)
+	c.hist.effects(after, start.UnixNano(), history.Now())
+	r.violations, r.history = c.hist.check()
 
 	for i := range o.ops {
 		key := opKey(i)
@@ -299,6 +308,7 @@ func opKey(i int) string { return fmt.Sprintf("op-%d", i) }
 
 // client sends operations and retries them until a final answer.
 type client struct {
+	hist     *ops
 	http     *http.Client
 	url      string
 	budget   time.Duration
@@ -320,6 +330,7 @@ func (c *client) do(ctx context.Context, i int) (int, bool) {
 			time.Sleep(time.Duration(rng.Int64N(int64(ceiling))) + time.Millisecond)
 		}
 		c.attempts.Add(1)
+		call := history.Now()
 		req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.url+"/ops", strings.NewReader(body))
 		if err != nil {
 			return 0, false
@@ -342,9 +353,11 @@ func (c *client) do(ctx context.Context, i int) (int, bool) {
 		if json.Unmarshal(data, &answer) != nil || answer.Run == 0 {
 			continue
 		}
-		if resp.Header.Get(server.ReplayedHeader) == "true" {
+		replayed := resp.Header.Get(server.ReplayedHeader) == "true"
+		if replayed {
 			c.replays.Add(1)
 		}
+		c.hist.answer(opKey(i), answer.Run, replayed, call)
 		return answer.Run, true
 	}
 	return 0, false
