@@ -30,6 +30,24 @@ inline journal_now(st) {
 	js = st; jd = st
 }
 
+/* A move of the transition table (client_table.pml, generated from
+ * state.go): the state it leads to, written durably, lazily (visible to
+ * the process, on disk with the next commit) or not at all. MOVE names
+ * the row (from, event, origin); a row the table lacks does not compile. */
+inline move(to, wr) {
+	if
+	:: wr == W_DURABLE -> journal_now(to)
+	:: wr == W_LAZY -> js = to
+	:: else -> assert(js == to)
+	fi
+}
+#define MOVE(f, e, o) move(TO_##f##_##e##_##o, WR_##f##_##e##_##o)
+/* What the call does after the row: send, or end. */
+#define NEXT(f, e, o) (THEN_##f##_##e##_##o == A_SEND -> C_SEND : C_IDLE)
+/* The event an answer is to the client (isRetryableStatus, answerEvent). */
+#define EVENT(c) (c == A200 -> EVENT_A200 : (c == ARPL -> EVENT_ARPL : (c == A409 -> EVENT_A409 : \
+	(c == A422 -> EVENT_A422 : (c == A5XX -> EVENT_A5XX : EVENT_A401)))))
+
 proctype Client() {
 	byte c, sc, e;
 	bit fp;
@@ -39,22 +57,22 @@ end:
 	 * operation before its first attempt. */
 	:: atomic { !started -> started = 1;
 #ifndef MUT_JOURNAL_AFTER
-		journal_now(PENDING);
+		MOVE(NONE, CALL, CALLER);
 #endif
-		cs = C_SEND; resumed = 0 }
+		cs = NEXT(NONE, CALL, CALLER); resumed = 0 }
 
 	/* An attempt: same key, same bytes. (Pending, expire) -> Expired,
 	 * durable, ErrExpired: too late for it. */
 	:: atomic { cs == C_SEND && nfull(toSrv) && nfull(toCli) ->
 		if
-		:: TOO_LATE -> journal_now(EXPIRED); cs = C_IDLE;
+		:: TOO_LATE -> MOVE(PENDING, EXPIRE, CALLER); cs = NEXT(PENDING, EXPIRE, CALLER);
 			printf("client: too near the key's retention: expired, written durably\n")
 		:: else -> send_req(); sent = 1; cs = (js == NONE -> C_UNJ : C_AWAIT)
 		fi }
 
 #ifdef MUT_JOURNAL_AFTER
 	/* The mutant journals the operation after its first attempt. */
-	:: atomic { cs == C_UNJ -> journal_now(PENDING); cs = C_AWAIT }
+	:: atomic { cs == C_UNJ -> MOVE(NONE, CALL, CALLER); cs = C_AWAIT }
 #endif
 
 	/* A final answer ends the call; 409 and 5xx are retried. */
@@ -62,18 +80,18 @@ end:
 		if
 		:: cs == C_AWAIT ->
 			if
-			:: c == A200 || c == ARPL ->   /* (Pending, answer) -> Completed, lazy */
+			:: EVENT(c) == EV_ANSWER ->    /* (Pending, answer) */
 				assert(sc == 0);                             /* P4 */
 				assert(fp == 0 && e == committed[KEY(0)]);   /* P3 */
-				js = COMPLETED; cs = C_IDLE;
-				printf("client: gets 200 (execution %d): completed, written lazily\n", e)
-			:: c == A422 ->                /* (Pending, reject) -> Failed, lazy */
-				js = FAILED; cs = C_IDLE;
-				printf("client: gets 422: failed, written lazily\n")
-			:: c == A401 ->                /* (Pending, refuse) -> Refused, durable */
-				journal_now(REFUSED); cs = C_IDLE;
-				printf("client: gets 401: refused, written durably\n")
-			:: c == A409 || c == A5XX -> cs = C_SEND;
+				MOVE(PENDING, ANSWER, CALLER); cs = NEXT(PENDING, ANSWER, CALLER);
+				printf("client: gets %d (execution %d): state %d\n", HTTP(c), e, js)
+			:: EVENT(c) == EV_REJECT ->    /* (Pending, reject) */
+				MOVE(PENDING, REJECT, CALLER); cs = NEXT(PENDING, REJECT, CALLER);
+				printf("client: gets %d: state %d\n", HTTP(c), js)
+			:: EVENT(c) == EV_REFUSE ->    /* (Pending, refuse) */
+				MOVE(PENDING, REFUSE, CALLER); cs = NEXT(PENDING, REFUSE, CALLER);
+				printf("client: gets %d: state %d, written durably\n", HTTP(c), js)
+			:: EVENT(c) == EV_RETRY -> cs = C_SEND;
 				printf("client: gets %d: retries\n", HTTP(c))
 			fi
 		:: else   /* the answer to an attempt the call gave up on */
@@ -88,7 +106,7 @@ end:
 
 	/* (Refused, call, caller) -> Pending, durable, send: the caller, its
 	 * credentials fixed, calls again with the key. */
-	:: atomic { js == REFUSED && cs == C_IDLE -> journal_now(PENDING); cs = C_SEND; resumed = 0 }
+	:: atomic { js == REFUSED && cs == C_IDLE -> MOVE(REFUSED, CALL, CALLER); cs = NEXT(REFUSED, CALL, CALLER); resumed = 0 }
 
 	/* The journal's committer writes the lazy outcome (within 20 ms). */
 	:: atomic { jd != js -> jd = js }
@@ -100,7 +118,8 @@ end:
 		printf("client: crashes (on disk: state %d) and restarts with Resume\n", jd);
 		js = jd; cs = C_IDLE;
 		if
-		:: js == PENDING -> cs = C_SEND; resumed = 1
+		:: js == PENDING -> MOVE(PENDING, CALL, RESUME); cs = NEXT(PENDING, CALL, RESUME); resumed = 1
+		:: js == REFUSED -> MOVE(REFUSED, CALL, RESUME); cs = NEXT(REFUSED, CALL, RESUME)
 		:: else
 		fi }
 	od

@@ -38,12 +38,9 @@
 byte phase;
 
 /* ---- the client's journal (journal.go, journal_record.go) ------------------ */
-#define NONE      0
-#define PENDING   1
-#define REFUSED   2
-#define COMPLETED 3
-#define FAILED    4
-#define EXPIRED   5
+/* The states NONE, PENDING, COMPLETED, FAILED, EXPIRED, REFUSED, and the
+ * transition table the client moves by, generated from state.go. */
+#include "client_table.pml"
 byte js;        /* the journal as the process sees it, lazy writes included */
 byte jd;        /* the journal on disk: what a crash leaves */
 byte cs;        /* the call running, in memory only (client.pml) */
