@@ -250,66 +250,71 @@ func TestConsumeAckLost(t *testing.T) {
 	t.Parallel()
 	const n = 20
 	for _, tg := range targets(t) {
-		t.Run(tg.name, func(t *testing.T) {
-			t.Parallel()
-			for _, naive := range []bool{false, true} {
-				js, cons, subject := stream(t, tg.url, 300*time.Millisecond)
-				ctx := context.Background()
-				for i := range n {
-					_, err := natsidem.Publish(ctx, js, subject+".created", fmt.Sprintf("order-%d", i), fmt.Appendf(nil, `{"order":%d}`, i), natsidem.PublishOptions{})
-					require.NoError(t, err)
+		for sname, newStore := range stores(t) {
+			t.Run(tg.name+"/"+sname, func(t *testing.T) {
+				t.Parallel()
+				consumeAckLost(t, tg, newStore(t), n)
+			})
+		}
+	}
+}
+
+func consumeAckLost(t *testing.T, tg target, store server.Store, n int) {
+	for _, naive := range []bool{false, true} {
+		js, cons, subject := stream(t, tg.url, 300*time.Millisecond)
+		ctx := context.Background()
+		for i := range n {
+			_, err := natsidem.Publish(ctx, js, subject+".created", fmt.Sprintf("order-%d", i), fmt.Appendf(nil, `{"order":%d}`, i), natsidem.PublishOptions{})
+			require.NoError(t, err)
+		}
+		var mu sync.Mutex
+		effects := map[string]int{}
+		var replays atomic.Int64
+		effect := func(_ context.Context, msg jetstream.Msg) error {
+			mu.Lock()
+			effects[msg.Headers().Get(jetstream.MsgIDHeader)]++
+			mu.Unlock()
+			return nil
+		}
+		acked := make(chan uint64, 4*n)
+		var lose sync.Map
+		cc, err := cons.Consume(func(msg jetstream.Msg) {
+			m := lossyMsg{Msg: msg, lose: &lose, acked: acked}
+			if naive {
+				if err := effect(ctx, m); err == nil {
+					m.Ack()
 				}
-				store := memstore.New(memstore.Options{})
-				var mu sync.Mutex
-				effects := map[string]int{}
-				var replays atomic.Int64
-				effect := func(_ context.Context, msg jetstream.Msg) error {
-					mu.Lock()
-					effects[msg.Headers().Get(jetstream.MsgIDHeader)]++
-					mu.Unlock()
-					return nil
-				}
-				acked := make(chan uint64, 4*n)
-				var lose sync.Map
-				cc, err := cons.Consume(func(msg jetstream.Msg) {
-					m := lossyMsg{Msg: msg, lose: &lose, acked: acked}
-					if naive {
-						if err := effect(ctx, m); err == nil {
-							m.Ack()
-						}
-						return
-					}
-					d, err := natsidem.Handle(ctx, store, m, effect, natsidem.Options{})
-					assert.NoError(t, err)
-					assert.NoError(t, d.Err)
-					if d.Replayed {
-						replays.Add(1)
-					}
-				})
-				require.NoError(t, err)
-				for range n {
-					select {
-					case <-acked:
-					case <-time.After(time.Minute): // a bound, not a measurement
-						t.Fatal("messages not acked")
-					}
-				}
-				cc.Stop()
-				want := 1
-				if naive {
-					want = 2
-				}
-				mu.Lock()
-				assert.Len(t, effects, n)
-				for id, runs := range effects {
-					assert.Equal(t, want, runs, "naive=%v %s", naive, id)
-				}
-				mu.Unlock()
-				if !naive {
-					assert.Equal(t, int64(n), replays.Load(), "every redelivery replayed")
-				}
+				return
+			}
+			d, err := natsidem.Handle(ctx, store, m, effect, natsidem.Options{})
+			assert.NoError(t, err)
+			assert.NoError(t, d.Err)
+			if d.Replayed {
+				replays.Add(1)
 			}
 		})
+		require.NoError(t, err)
+		for range n {
+			select {
+			case <-acked:
+			case <-time.After(time.Minute): // a bound, not a measurement
+				t.Fatal("messages not acked")
+			}
+		}
+		cc.Stop()
+		want := 1
+		if naive {
+			want = 2
+		}
+		mu.Lock()
+		assert.Len(t, effects, n)
+		for id, runs := range effects {
+			assert.Equal(t, want, runs, "naive=%v %s", naive, id)
+		}
+		mu.Unlock()
+		if !naive {
+			assert.Equal(t, int64(n), replays.Load(), "every redelivery replayed")
+		}
 	}
 }
 

@@ -12,10 +12,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 	natsserver "github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 	"github.com/stretchr/testify/require"
+
+	"github.com/idemhq/idem/server"
+	"github.com/idemhq/idem/server/memstore"
+	"github.com/idemhq/idem/server/pgstore"
 )
 
 // fakeMsg is a jetstream.Msg that records how it was settled.
@@ -107,8 +113,14 @@ var (
 
 // embedded returns the URL of a JetStream server run in this test
 // process, started once for all tests, on a free loopback port.
-func embedded(t *testing.T) string {
+func embedded(t testing.TB) string {
 	t.Helper()
+	url, err := embeddedURL()
+	require.NoError(t, err)
+	return url
+}
+
+func embeddedURL() (string, error) {
 	embedOnce.Do(func() {
 		dir, err := os.MkdirTemp("", "natsidem-js-")
 		if err != nil {
@@ -127,8 +139,7 @@ func embedded(t *testing.T) string {
 		}
 		embedURL = s.ClientURL()
 	})
-	require.NoError(t, embedErr)
-	return embedURL
+	return embedURL, embedErr
 }
 
 var uniq atomic.Int64
@@ -136,7 +147,7 @@ var uniq atomic.Int64
 // stream connects to url and creates a stream of its own, with a subject
 // space of its own and a durable pull consumer with ackWait; both go when
 // the test ends.
-func stream(t *testing.T, url string, ackWait time.Duration) (jetstream.JetStream, jetstream.Consumer, string) {
+func stream(t testing.TB, url string, ackWait time.Duration) (jetstream.JetStream, jetstream.Consumer, string) {
 	t.Helper()
 	nc, err := nats.Connect(url)
 	require.NoError(t, err)
@@ -159,4 +170,50 @@ func stream(t *testing.T, url string, ackWait time.Duration) (jetstream.JetStrea
 func sha(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
+}
+
+// database returns IDEM_TEST_DATABASE, or skips the test when it is unset;
+// under CI=true an unset one fails it.
+func database(t testing.TB) string {
+	t.Helper()
+	dsn := os.Getenv("IDEM_TEST_DATABASE")
+	if dsn == "" {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("IDEM_TEST_DATABASE is not set and CI=true: the PostgreSQL tests must run")
+		}
+		t.Skip("set IDEM_TEST_DATABASE, e.g. postgres://postgres@127.0.0.1:5432/test?sslmode=disable")
+	}
+	return dsn
+}
+
+// pgStore returns a pool on IDEM_TEST_DATABASE and a transactional
+// pgstore on a table of its own; the table is dropped when the test ends.
+func pgStore(t testing.TB) (*pgxpool.Pool, *pgstore.Store) {
+	t.Helper()
+	ctx := context.Background()
+	pool, err := pgxpool.New(ctx, database(t))
+	require.NoError(t, err)
+	t.Cleanup(pool.Close)
+	table := fmt.Sprintf("natsidem_test_%d_%d", os.Getpid(), uniq.Add(1))
+	store, err := pgstore.New(pool, pgstore.Options{Table: table, Transactional: true})
+	require.NoError(t, err)
+	t.Cleanup(func() {
+		store.Close()
+		_, _ = pool.Exec(context.Background(), "DROP TABLE IF EXISTS "+pgx.Identifier{table}.Sanitize())
+	})
+	require.NoError(t, store.Migrate(ctx))
+	return pool, store
+}
+
+// stores returns the stores the integration tests run on: memstore
+// always, and transactional pgstore with IDEM_TEST_DATABASE.
+func stores(t *testing.T) map[string]func(*testing.T) server.Store {
+	t.Helper()
+	m := map[string]func(*testing.T) server.Store{
+		"memstore": func(*testing.T) server.Store { return memstore.New(memstore.Options{}) },
+	}
+	if os.Getenv("IDEM_TEST_DATABASE") != "" || os.Getenv("CI") == "true" {
+		m["pgstore"] = func(t *testing.T) server.Store { _, s := pgStore(t); return s }
+	}
+	return m
 }
