@@ -6,6 +6,8 @@
 #define LEASE    1
 #define LEASE_TX 2
 #define ADVISORY 3
+#define REDIS    4   /* LEASE on Redis: an outcome is replicated asynchronously
+                      * unless -DWAIT_REPLICAS (Options.WaitReplicas) */
 #ifndef DESIGN
 #define DESIGN LEASE_TX
 #endif
@@ -55,6 +57,11 @@
 #else
 #define F_REFUSE 1  /* an attempt is refused for want of credentials (401) */
 #endif
+#ifdef NO_AMBIGUOUS
+#define F_AMBIG 0
+#else
+#define F_AMBIG 1   /* a store call lands and its reply is lost */
+#endif
 #ifdef NO_EXPIRY
 #define F_EXPIRY 0
 #else
@@ -73,6 +80,6 @@
  * of the work in the LEASE design, only in the limit checks otherwise.
  * With the second hop (-DPROVIDER, provider.pml) the call goes to B, with
  * a key, instead. */
-#if DESIGN == LEASE && !defined(PROVIDER)
+#if (DESIGN == LEASE || DESIGN == REDIS) && !defined(PROVIDER)
 #define OUTSIDE
 #endif

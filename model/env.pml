@@ -24,7 +24,7 @@ inline lapse(k) {
 }
 
 inline restore(k) {
-	rst[k] = dst[k]; rtok[k] = dtok[k]; rsc[k] = dsc[k]; rfp[k] = dfp[k]; rlap[k] = dlap[k]
+	rst[k] = dst[k]; rtok[k] = dtok[k]; rsc[k] = dsc[k]; rfp[k] = dfp[k]; rlap[k] = dlap[k]; ffp[k] = dffp[k]
 }
 
 proctype Env() {

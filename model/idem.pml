@@ -12,6 +12,8 @@
  *             its outcome is stored by a fenced Complete (memstore, pgstore);
  *   LEASE_TX  the same claim, the work in a database transaction that
  *             commits with the fenced outcome (pgstore, Transactional);
+ *   REDIS     LEASE on Redis: a failover loses what the master had not
+ *             replicated, an outcome too unless -DWAIT_REPLICAS;
  *   ADVISORY  no claim row: one transaction takes pg_try_advisory_xact_lock
  *             on (scope, key), looks the record up in its next statement,
  *             runs the work and inserts the record (the design evaluated
@@ -55,6 +57,9 @@ byte rst[NS], rtok[NS], rsc[NS];  /* state, token (= the execution), scope */
 bit  rfp[NS], rlap[NS];           /* fingerprint, lease lapsed */
 byte dst[NS], dtok[NS], dsc[NS];  /* the same, as durably committed */
 bit  dfp[NS], dlap[NS];
+/* P6: the fingerprint of the request that created the running record (a
+ * claim of a free key); a takeover keeps it. dffp is its durable copy. */
+bit  ffp[NS], dffp[NS];
 byte ntok[NS];                    /* tokens handed out, per key */
 byte lock[NS];                    /* ADVISORY: 1 + the worker holding the lock */
 
@@ -79,7 +84,7 @@ bit  calm;           /* no more faults from here on (liveness runs) */
 
 /* A durable commit flushes the whole WAL before it (pgstore/doc.go,
  * Durability): every asynchronous commit becomes durable with it. */
-#define SYNC(k) dst[k] = rst[k]; dtok[k] = rtok[k]; dsc[k] = rsc[k]; dfp[k] = rfp[k]; dlap[k] = rlap[k]
+#define SYNC(k) dst[k] = rst[k]; dtok[k] = rtok[k]; dsc[k] = rsc[k]; dfp[k] = rfp[k]; dlap[k] = rlap[k]; dffp[k] = ffp[k]
 #define SYNC_ALL SYNC(0); SYNC(1)
 
 /* P1: the outcome of one (scope, key), and in a transaction its effect,

@@ -17,6 +17,9 @@
  * running under a lapsed lease with the same fingerprint (a takeover). */
 #ifdef MUT_NO_LEASE_CHECK
 #define CLAIMABLE(k, fp) (rst[k] == R_NONE || EXPIRED_REC(k) || rst[k] == R_RUNNING && rfp[k] == (fp))
+#elif defined(MUT_TAKEOVER_NO_FP)
+/* The mutant takes a lapsed lease over for any request. */
+#define CLAIMABLE(k, fp) (rst[k] == R_NONE || EXPIRED_REC(k) || rst[k] == R_RUNNING && rlap[k])
 #else
 #define CLAIMABLE(k, fp) (rst[k] == R_NONE || EXPIRED_REC(k) || rst[k] == R_RUNNING && rlap[k] && rfp[k] == (fp))
 #endif
@@ -27,6 +30,24 @@
 #define FENCE(k, t) (rst[k] != R_NONE)
 #else
 #define FENCE(k, t) (rst[k] == R_RUNNING && rtok[k] == (t))
+#endif
+
+/* Release, fenced by the token, and by the record still running: after a
+ * commit whose reply was lost the key is no longer held, and Release
+ * changes nothing. The mutant drops the state check (pgstore's
+ * state = 'running', redisstore's s == 'r') and deletes the outcome. */
+#ifdef MUT_RELEASE_NO_STATE
+#define RELEASABLE(k, t) (rst[k] != R_NONE && rtok[k] == (t))
+#else
+#define RELEASABLE(k, t) (rst[k] == R_RUNNING && rtok[k] == (t))
+#endif
+
+/* The outcome's durability: Complete and Commit flush the WAL; on Redis
+ * the outcome reaches the replica later, unless WAIT holds the answer. */
+#if DESIGN == REDIS && !defined(WAIT_REPLICAS)
+#define SYNC_OUTCOME skip
+#else
+#define SYNC_OUTCOME SYNC_ALL
 #endif
 
 /* A repeat is told 422 if its request differs, the stored answer if the
@@ -46,8 +67,15 @@ inline acquire() {
 #ifndef NO_P5
 	assert(!HOLDS(1 - w, k));   /* P5: one holder at a time */
 #endif
+	if
+	:: rst[k] != R_RUNNING -> ffp[k] = fp   /* a new record: this request's */
+	:: else
+	fi;
 	ntok[k]++; t = ntok[k]; wtok[w] = t;
 	rst[k] = R_RUNNING; rtok[k] = t; rsc[k] = s; rfp[k] = fp; rlap[k] = 0
+#if DESIGN == REDIS && defined(WAIT_REPLICAS)
+	; SYNC(k)   /* WAIT: the claim is on the replica before the work runs */
+#endif
 }
 
 /* The existing record, as Claim reports it to a repeat. */
@@ -133,10 +161,21 @@ end:
 #else
 				:: !lost && FENCE(k, t) ->
 #endif
+#ifndef NO_P6
+					assert(fp == ffp[k]);   /* P6: the outcome is the request's that made the record */
+#endif
 					rst[k] = R_DONE; rtok[k] = t; rlap[k] = 0;
-					COMMIT(k, t); SYNC_ALL;
+					COMMIT(k, t); SYNC_OUTCOME;
 					c = A200; sc = s; rf = fp; e = t;
-					printf("worker %d: commits the outcome of token %d\n", w, t)
+					printf("worker %d: commits the outcome of token %d\n", w, t);
+					/* The commit landed and its reply is lost: the worker
+					 * takes it for a failed commit (Complete: the key stays
+					 * held; Commit: the key is released). */
+					if
+					:: F_AMBIG && CAN_FAULT -> nf++; c = A5XX;
+						printf("worker %d: the reply to its commit is lost\n", w)
+					:: true
+					fi
 #if DESIGN == LEASE_TX
 				:: !lost && txa[w] && !FENCE(k, t) -> c = A409   /* rolled back */
 #else
@@ -145,15 +184,21 @@ end:
 				fi;
 				if
 				:: c == A409 -> printf("worker %d: the fence refuses token %d's outcome: not recorded\n", w, t)
-				:: c == A5XX -> printf("worker %d: its transaction is gone: the work is undone\n", w)
+				:: c == A5XX -> printf("worker %d: takes its commit for failed\n", w)
 				:: else
 				fi;
 				txa[w] = 0 }
-			/* After a failed commit, Release, so that a retry runs. */
+			/* After a failed Commit, Release, so that a retry runs (after
+			 * a failed Complete the work ran: the key stays held). */
 			if
+#if DESIGN == LEASE_TX
 			:: c == A5XX -> atomic {
+#else
+			:: false -> atomic {
+#endif
 				if
-				:: rst[k] == R_RUNNING && rtok[k] == t ->
+				:: RELEASABLE(k, t) ->
+					printf("worker %d: releases the key\n", w);
 					rst[k] = R_NONE; rtok[k] = 0; rsc[k] = 0; rfp[k] = 0; rlap[k] = 0
 				:: else
 				fi }
