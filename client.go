@@ -111,8 +111,9 @@ type Response struct {
 //
 // The key is req's idempotency key header if it has one (bare or quoted;
 // an invalid one, or one longer than Options.MaxKeyLen, is refused with
-// ErrInvalidKey), or a fresh one. With Options.BodyKey the key is the
-// body's field instead, or a fresh one written into it. The body is
+// ErrInvalidKey), or a fresh one. With Options.BodyKey, or a request
+// context from WithBodyKey, the key is the body's field instead, or a
+// fresh one written into it. The body is
 // read once and sent byte-identical on every attempt; Do closes req.Body.
 // With a journal, the operation is on disk before its first attempt, and a
 // key the journal already knows is answered from it: a completed or failed
@@ -128,7 +129,8 @@ type Response struct {
 // error, a 422 validation error included, unless the server says the key
 // was first used for a different request (see Options.IsKeyReused for the
 // signals idem recognises): that returns an *Error wrapping ErrKeyReused
-// that carries the response. A 401, 403 or 407 that is not a replay is
+// that carries the response (Options.OnConflict may answer it instead, as
+// it may retries exhausted on 409). A 401, 403 or 407 that is not a replay is
 // final too, and journaled as Refused (Resume leaves it alone), but it is
 // no answer to the operation: the server refused the request before
 // running it, and an earlier attempt may have run. A call with the same
@@ -169,10 +171,13 @@ func (c *Client) doRequest(req *http.Request, name string) (*Response, error) {
 	if op.Method == "" {
 		op.Method = http.MethodGet
 	}
+	path, field, pathErr := c.bodyKeyFor(req.Context())
 	switch {
 	case err != nil:
-	case c.bodyKey != nil:
-		body, err = c.keyInBody(req, op, name, body)
+	case pathErr != nil:
+		err = pathErr
+	case path != nil:
+		body, err = c.keyInBodyAt(req, op, name, body, path, field)
 	case name != "":
 		op.Key, err = c.NamedKey(name)
 	default:
@@ -189,7 +194,8 @@ func (c *Client) doRequest(req *http.Request, name string) (*Response, error) {
 		return nil, op.error(err, 0)
 	}
 	op.Body = body
-	return c.do(req.Context(), cl, op, req.Header)
+	resp, err := c.do(req.Context(), cl, op, req.Header)
+	return c.onConflict(req.Context(), resp, err)
 }
 
 // NamedKey returns the idempotency key bound to an application name, such
@@ -260,7 +266,7 @@ func (c *Client) run(ctx context.Context, cl *call, op *Operation, header http.H
 	}()
 	now := time.Now()
 	if cl.origin == fromCaller {
-		c.fingerprint(op, header.Get("Content-Type"))
+		c.fingerprintAt(c.bodyKeyPath(ctx), op, header.Get("Content-Type"))
 	} // else the record's, taken from the live request, which the journaled header may not match
 	op.State = stateNone
 	op.CreatedAt, op.UpdatedAt = now, now
@@ -283,7 +289,7 @@ func (c *Client) run(ctx context.Context, cl *call, op *Operation, header http.H
 		return nil, op.error(fmt.Errorf("%w: %q in %s", ErrNoOperation, op.Key, c.journal.path), 0)
 	}
 	if prev != nil {
-		if !op.sameRequest(prev.Fingerprint) {
+		if !c.sameRequest(op, prev) {
 			return nil, op.error(ErrKeyReused, 0)
 		}
 		prev.u, prev.secrets = op.u, op.secrets // the live URL, with the credentials the journal left out

@@ -4,6 +4,7 @@
 package idem
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -130,6 +131,33 @@ type Options struct {
 	// IsKeyReused is called from the goroutine making the call and must
 	// not keep resp. Default nil.
 	IsKeyReused func(resp *Response) bool
+	// SameRequest says which parts of a JSON body make a call under a
+	// key the journal already holds the same request: the same rule as
+	// the server package's Options.Fingerprint (FingerprintRule's
+	// pointers), so that a retry that changes only a field the service
+	// ignores (a timestamp, a trace ID) is not refused locally with
+	// ErrKeyReused. Such a call is the journaled operation: answered from
+	// the journal if it has an answer, or continued with the journaled
+	// bytes, never the new ones (see FingerprintRule). Default: the whole
+	// request.
+	SameRequest FingerprintRule
+	// OnConflict, if set, is called when Do or DoNamed ends in a conflict
+	// over the key: an *Error wrapping ErrKeyReused (from the server or
+	// the journal), or one wrapping ErrRetriesExhausted whose last answer
+	// was 409 (the server said, to the end, that the key is busy, or, as
+	// some APIs do, that it already created something under it). It may
+	// fetch the resource the key made (GoCardless's
+	// links.conflicting_resource_id, in err.Body) and return a Response,
+	// which Do then returns with a nil error; a nil Response and nil error
+	// leave Do's error as it was; an error is returned wrapped together
+	// with err (errors.Is matches both). The journal is not changed: a
+	// key reuse stays journaled as one, and an operation whose 409s
+	// outlasted the retries stays pending, so that Resume (which does not
+	// call OnConflict) sends it again; call Journal.Abandon from the hook
+	// to give it up. It is called from the goroutine that called Do, with
+	// the request's context, and must be safe for concurrent use.
+	// Default nil.
+	OnConflict func(ctx context.Context, err *Error) (*Response, error)
 	// IsReplayed, if set, is asked about every answer that carries no
 	// Idempotent-Replayed: true, and says whether it is the server saying
 	// an earlier attempt under this key already ran, for an API that says
@@ -324,6 +352,9 @@ func (o Options) withDefaults() (Options, error) {
 		return o, err
 	}
 	if _, err = headerNames("JournalHeaders", o.JournalHeaders); err != nil {
+		return o, err
+	}
+	if _, err = o.SameRequest.compile(); err != nil {
 		return o, err
 	}
 	for _, f := range []struct {

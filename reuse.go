@@ -1,11 +1,15 @@
 // This file holds the recognition of key reuse: whether a final answer is
-// the server saying the key was first used for a different request.
+// the server saying the key was first used for a different request; and
+// the recovery from a conflict over a key (Options.OnConflict).
 
 package idem
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"unicode"
@@ -181,4 +185,46 @@ func linksToIdempotency(values []string) bool {
 		}
 	}
 	return false
+}
+
+// onConflict returns Do's answer after Options.OnConflict has seen a
+// conflict over the key (see there): resp and err as they are if there is
+// no hook or no conflict, the hook's Response if it gives one, or its
+// error joined with err.
+func (c *Client) onConflict(ctx context.Context, resp *Response, err error) (*Response, error) {
+	hook := c.opts.OnConflict
+	if hook == nil || err == nil {
+		return resp, err
+	}
+	e, ok := conflictOf(err)
+	if !ok {
+		return resp, err
+	}
+	got, herr := hook(ctx, e)
+	switch {
+	case herr != nil:
+		return nil, fmt.Errorf("idem: OnConflict: %w (after %w)", herr, err)
+	case got == nil:
+		return nil, err
+	}
+	if got.Key == "" {
+		got.Key = e.Key
+	}
+	return got, nil
+}
+
+// conflictOf returns the *Error of a call that ended in a conflict over
+// its key: key reuse, or retries exhausted on a 409.
+func conflictOf(err error) (*Error, bool) {
+	var e *Error
+	if !errors.As(err, &e) {
+		return nil, false
+	}
+	switch {
+	case errors.Is(e.Err, ErrKeyReused):
+		return e, true
+	case errors.Is(e.Err, ErrRetriesExhausted) && e.StatusCode == http.StatusConflict:
+		return e, true
+	}
+	return nil, false
 }

@@ -211,8 +211,8 @@ type Options struct {
 // field takes the value of the Options field of its name, so a route
 // can set, but not clear, what Options sets: to have some routes wait
 // and others not, leave Options.Wait zero and set Wait on the routes that
-// wait. Everything else (the key's Header, Scope, Lease, MaxConcurrent,
-// the store) is the middleware's, shared by its routes.
+// wait. Everything else (Scope, Lease, MaxConcurrent, the store) is the
+// middleware's, shared by its routes.
 type RouteOptions struct {
 	// Methods are the methods the middleware handles on the route.
 	Methods []string
@@ -227,6 +227,11 @@ type RouteOptions struct {
 	MaxBody int64
 	// ReplayHeaders is the route's allow-list of replayed header fields.
 	ReplayHeaders []string
+	// BodyKey reads the route's keys from this JSON body field (see
+	// Options.BodyKey), for APIs whose operations name their key fields
+	// each their own way (ClientToken, IdempotencyToken); Options.Header
+	// is then not read on the route.
+	BodyKey string
 }
 
 // forRoute returns o with the route's fields set over it, and no Routes.
@@ -248,6 +253,9 @@ func (o Options) forRoute(ro RouteOptions) Options {
 	}
 	if ro.ReplayHeaders != nil {
 		o.ReplayHeaders = ro.ReplayHeaders
+	}
+	if ro.BodyKey != "" {
+		o.BodyKey, o.Header = ro.BodyKey, ""
 	}
 	o.Routes = nil
 	return o
