@@ -29,7 +29,8 @@ var ErrInvalidKey = key.ErrInvalid
 // and nothing after it (parameters are not accepted). A value that starts
 // with a double quote is always read as the quoted form. Either way the key
 // itself must be 1 to [MaxKeyLen] printable ASCII characters (0x20 to
-// 0x7E), not beginning or ending with a space, so the bare and quoted forms
+// 0x7E), not beginning or ending with a space, and holding no comma (a
+// proxy joins two field lines with one, RFC 9110 5.3), so the bare and quoted forms
 // of one key parse to the same string. The idem client reads keys by the
 // same rules, with the same function underneath.
 //

@@ -21,8 +21,8 @@ const (
 	// idempotency key and it carried none.
 	ProblemKeyMissing = "https://idem.dev/problems/key-missing"
 	// ProblemKeyInvalid: 400, the key is empty, longer than 255
-	// characters, not printable ASCII, a malformed quoted string, or sent
-	// in more than one field line.
+	// characters, not printable ASCII, holds a comma, is a malformed
+	// quoted string, or is sent in more than one field line.
 	ProblemKeyInvalid = "https://idem.dev/problems/key-invalid"
 	// ProblemBodyUnreadable: 400, reading the request body failed.
 	ProblemBodyUnreadable = "https://idem.dev/problems/body-unreadable"
@@ -155,7 +155,7 @@ func newLimitProblems(header string, maxBody int64) limitProblems {
 		keyInvalid: newProblem(http.StatusBadRequest, ProblemKeyInvalid,
 			"Idempotency key invalid",
 			"The "+header+" header must hold 1 to "+strconv.Itoa(MaxKeyLen)+
-				" printable ASCII characters, sent bare or as a quoted string, in one field.", ""),
+				" printable ASCII characters, without a comma, sent bare or as a quoted string, in one field.", ""),
 		bodyTooLarge: newProblem(http.StatusRequestEntityTooLarge, ProblemBodyTooLarge,
 			"Request body too large",
 			"The request body is over "+byteSize(maxBody)+", the limit for idempotent requests.", ""),
