@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -147,7 +148,9 @@ func runChild(c config, killStage string, killAfter int) error {
 
 // effectTx writes msg's effect row in tx, and takes a moment, as real work
 // does, so that a kill from the parent lands inside the work too.
-func effectTx(ctx context.Context, tx pgx.Tx, insert string, msg jetstream.Msg) error {
+func effectTx(ctx context.Context, tx interface {
+	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+}, insert string, msg jetstream.Msg) error {
 	var delivered uint64
 	if meta, err := msg.Metadata(); err == nil {
 		delivered = meta.NumDelivered
