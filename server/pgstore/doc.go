@@ -181,7 +181,7 @@
 // never waiting behind running transactions.
 //
 // The transaction belongs to idem. The handler must not commit or roll it
-// back (the [pgx.Tx] from Tx refuses to), must not use it after returning,
+// back (the [DBTX] from Tx has no Commit or Rollback), must not use it after returning,
 // and must not share it between goroutines; savepoints through its Begin
 // are fine. A statement error leaves the transaction aborted: roll back to
 // a savepoint to continue, or fail the request, which releases the key.

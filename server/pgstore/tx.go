@@ -21,9 +21,25 @@ type txKey struct{}
 // when the context carries none.
 var ErrNoTx = errors.New("pgstore: no transaction in this context: the Store is not in transactional mode (Options.Transactional), or the context does not come from the request the middleware ran")
 
-// errOwnedTx is returned by Commit and Rollback of the transaction Tx hands
-// out.
-var errOwnedTx = errors.New("pgstore: the work's transaction is committed or rolled back by idem, not by the handler")
+// DBTX is the work's transaction as the handler sees it: its statements
+// (Exec, Query and QueryRow, what sqlc's generated code asks for, with
+// batches, COPY and prepared statements), its large objects, and
+// savepoints, but neither its end nor its connection: idem commits it with
+// the stored response, or rolls it back. It is what [Tx] returns.
+//
+// Begin opens a savepoint, a pgx.Tx whose Commit releases it and whose
+// Rollback rolls back to it; its statements go through the work's
+// transaction.
+type DBTX interface {
+	Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error)
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+	SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults
+	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error)
+	Prepare(ctx context.Context, name, sql string) (*pgconn.StatementDescription, error)
+	LargeObjects() pgx.LargeObjects
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
 
 // Tx returns the transaction of the work running under ctx, and true, when
 // the Store is in transactional mode and ctx descends from the context
@@ -32,14 +48,13 @@ var errOwnedTx = errors.New("pgstore: the work's transaction is committed or rol
 // response, or not at all.
 //
 // Without one, Tx returns false and a transaction whose every statement
-// fails with [ErrNoTx] (its Conn is nil and its LargeObjects unusable), so
+// fails with [ErrNoTx] (its LargeObjects unusable), so
 // that a handler that ignores the boolean gets a clear error rather than
 // a nil pointer. A handler that may run without a key (Optional routes)
 // tests the boolean and uses its pool instead.
 //
-// The transaction belongs to idem: the handler must not commit or roll it
-// back. Its Commit and Rollback return an error and change nothing;
-// savepoints (Begin on it) are fine. Once the work has ended its
+// The transaction belongs to idem: [DBTX] has no Commit or Rollback, and
+// no connection to reach past it; savepoints (Begin on it) are fine. Once the work has ended its
 // statements fail with [pgx.ErrTxClosed]. It must not be used after the
 // handler returns, nor from two goroutines at once: a statement sent
 // while another runs, or while the Rows or BatchResults of another are
@@ -47,8 +62,8 @@ var errOwnedTx = errors.New("pgstore: the work's transaction is committed or rol
 // the work only once a statement under way has finished, closing the
 // Rows and BatchResults left open, so that a goroutine the handler left
 // running cannot break the connection under the commit. Statements
-// through its Conn and LargeObjects are not guarded.
-func Tx(ctx context.Context) (pgx.Tx, bool) {
+// through its LargeObjects (and a savepoint's Conn) are not guarded.
+func Tx(ctx context.Context) (DBTX, bool) {
 	if tx, ok := ctx.Value(txKey{}).(*workTx); ok {
 		return tx, true
 	}
@@ -63,14 +78,13 @@ func Tx(ctx context.Context) (pgx.Tx, bool) {
 // cannot write outside its work through it. Its statements run one at a
 // time under a guard that the end of the work waits for and then keeps
 // (see guard): such a goroutine's statement never runs while idem commits
-// or rolls back on the connection, which pgx does not survive. Conn, and
-// LargeObjects, reach past the guard to the connection, and must not be
-// used once the handler has returned.
+// or rolls back on the connection, which pgx does not survive.
+// LargeObjects, and a savepoint's Conn, reach past the guard to the
+// connection, and must not be used once the handler has returned.
 //
-// workTx implements every method of pgx.Tx itself, delegating to the
-// connection, rather than embedding an interface: a method pgx adds to
-// pgx.Tx later fails to compile here instead of reaching the connection
-// without the guard.
+// workTx implements each method of DBTX itself, delegating to the
+// connection, rather than embedding an interface: nothing reaches the
+// connection without the guard by accident.
 type workTx struct {
 	conn *pgx.Conn
 	g    guard
@@ -83,9 +97,9 @@ type workTx struct {
 }
 
 var (
-	_ pgx.Tx = (*workTx)(nil)
+	_ DBTX   = (*workTx)(nil)
 	_ pgx.Tx = (*savepointTx)(nil)
-	_ pgx.Tx = noTx{}
+	_ DBTX   = noTx{}
 )
 
 // end closes the transaction to the handler, waiting for a statement of
@@ -93,9 +107,6 @@ var (
 // called before idem ends the transaction, and before the connection can
 // serve anyone else.
 func (t *workTx) end() { t.g.end() }
-
-func (*workTx) Commit(context.Context) error   { return errOwnedTx }
-func (*workTx) Rollback(context.Context) error { return errOwnedTx }
 
 // Begin opens a savepoint: a pseudo nested transaction, as pgx's own.
 func (t *workTx) Begin(ctx context.Context) (pgx.Tx, error) {
@@ -185,8 +196,6 @@ func (t *workTx) LargeObjects() pgx.LargeObjects {
 	return t.lo.LargeObjects()
 }
 
-func (t *workTx) Conn() *pgx.Conn { return t.conn }
-
 // savepointTx is a savepoint of the work's transaction. Commit releases it
 // and Rollback rolls back to it, as pgx's pseudo nested transactions do;
 // its statements go through the work's transaction and its guard.
@@ -264,15 +273,13 @@ func (sp *savepointTx) Prepare(ctx context.Context, name, sql string) (*pgconn.S
 }
 
 func (sp *savepointTx) LargeObjects() pgx.LargeObjects { return sp.tx.LargeObjects() }
-func (sp *savepointTx) Conn() *pgx.Conn                { return sp.tx.Conn() }
+func (sp *savepointTx) Conn() *pgx.Conn                { return sp.tx.conn }
 
 // noTx is the transaction Tx returns when the context carries none: every
 // statement fails with ErrNoTx.
 type noTx struct{}
 
 func (noTx) Begin(context.Context) (pgx.Tx, error) { return nil, ErrNoTx }
-func (noTx) Commit(context.Context) error          { return ErrNoTx }
-func (noTx) Rollback(context.Context) error        { return ErrNoTx }
 func (noTx) Exec(context.Context, string, ...any) (pgconn.CommandTag, error) {
 	return pgconn.CommandTag{}, ErrNoTx
 }
@@ -288,7 +295,6 @@ func (noTx) CopyFrom(context.Context, pgx.Identifier, []string, pgx.CopyFromSour
 	return 0, ErrNoTx
 }
 func (noTx) LargeObjects() pgx.LargeObjects { return pgx.LargeObjects{} }
-func (noTx) Conn() *pgx.Conn                { return nil }
 
 // errRow, errRows and errBatch answer every use with err.
 type errRow struct{ err error }

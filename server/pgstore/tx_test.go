@@ -45,9 +45,25 @@ func TestTxWithoutTransaction(t *testing.T) {
 	assert.ErrorIs(t, err, pgstore.ErrNoTx)
 	_, err = tx.CopyFrom(ctx, pgx.Identifier{"t"}, []string{"a"}, pgx.CopyFromRows(nil))
 	assert.ErrorIs(t, err, pgstore.ErrNoTx)
-	assert.ErrorIs(t, tx.Commit(ctx), pgstore.ErrNoTx)
-	assert.ErrorIs(t, tx.Rollback(ctx), pgstore.ErrNoTx)
-	assert.Nil(t, tx.Conn())
+}
+
+// TestTxHasNoEnd: the handler's view of the work's transaction cannot
+// commit it, roll it back or reach its connection: idem ends it with the
+// stored response.
+func TestTxHasNoEnd(t *testing.T) {
+	t.Parallel()
+	s, _ := newTestStore(t, pgstore.Options{Transactional: true})
+	c, wctx, w := claimWork(t, s, server.Key{Scope: "tenant", Key: "no-end"}, "fp")
+	require.True(t, c.Acquired)
+	defer w.Rollback(context.Background())
+	tx, ok := pgstore.Tx(wctx)
+	require.True(t, ok)
+	for name, v := range map[string]any{"work": tx, "none": func() any { n, _ := pgstore.Tx(context.Background()); return n }()} {
+		_, commits := v.(interface{ Commit(context.Context) error })
+		_, rollsBack := v.(interface{ Rollback(context.Context) error })
+		_, conn := v.(interface{ Conn() *pgx.Conn })
+		assert.False(t, commits || rollsBack || conn, "%s: the transaction's end and connection are idem's", name)
+	}
 }
 
 // TestTxMisusedWithoutTransactions: a handler written for transactional
@@ -113,7 +129,7 @@ func TestTxClosedAfterTheWork(t *testing.T) {
 				require.NoError(t, err)
 				require.NoError(t, end(w))
 
-				for name, tx := range map[string]pgx.Tx{"transaction": tx, "savepoint": sp} {
+				for name, tx := range map[string]pgstore.DBTX{"transaction": tx, "savepoint": sp} {
 					_, err = tx.Exec(ctx, "SELECT 1")
 					require.ErrorIs(t, err, pgx.ErrTxClosed, name)
 					rows, err := tx.Query(ctx, "SELECT 1")

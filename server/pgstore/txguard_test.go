@@ -35,12 +35,12 @@ func TestTxLeftRunning(t *testing.T) {
 	insert := "INSERT INTO " + side + " VALUES (pg_current_xact_id()::text)"
 
 	// Each statement writes one row tagged with its transaction's ID.
-	statements := map[string]func(tx pgx.Tx) error{
-		"Exec": func(tx pgx.Tx) error {
+	statements := map[string]func(tx pgstore.DBTX) error{
+		"Exec": func(tx pgstore.DBTX) error {
 			_, err := tx.Exec(ctx, insert)
 			return err
 		},
-		"Query, rows closed": func(tx pgx.Tx) error {
+		"Query, rows closed": func(tx pgstore.DBTX) error {
 			rows, err := tx.Query(ctx, insert+" RETURNING 1")
 			if err != nil {
 				return err
@@ -48,26 +48,26 @@ func TestTxLeftRunning(t *testing.T) {
 			rows.Close()
 			return rows.Err()
 		},
-		"Query, rows left open": func(tx pgx.Tx) error {
+		"Query, rows left open": func(tx pgstore.DBTX) error {
 			_, err := tx.Query(ctx, insert+" RETURNING 1")
 			return err
 		},
-		"QueryRow": func(tx pgx.Tx) error {
+		"QueryRow": func(tx pgstore.DBTX) error {
 			return tx.QueryRow(ctx, insert+" RETURNING 1").Scan(new(int))
 		},
-		"SendBatch": func(tx pgx.Tx) error {
+		"SendBatch": func(tx pgstore.DBTX) error {
 			b := &pgx.Batch{}
 			b.Queue(insert)
 			b.Queue(insert)
 			return tx.SendBatch(ctx, b).Close()
 		},
-		"SendBatch left open": func(tx pgx.Tx) error {
+		"SendBatch left open": func(tx pgstore.DBTX) error {
 			b := &pgx.Batch{}
 			b.Queue(insert)
 			_, err := tx.SendBatch(ctx, b).Exec()
 			return err
 		},
-		"CopyFrom": func(tx pgx.Tx) error {
+		"CopyFrom": func(tx pgstore.DBTX) error {
 			_, err := tx.CopyFrom(ctx, pgx.Identifier{side}, []string{"xid"}, pgx.CopyFromRows([][]any{{"copied"}}))
 			return err
 		},
