@@ -25,12 +25,12 @@ const modelTable = "model/client_table.pml"
 // spells it.
 func modelName(s fmt.Stringer) string {
 	n := strings.ToUpper(strings.NewReplacer(" ", "", "(", "", ")", "").Replace(s.String()))
-	switch s.(type) {
+	switch s := s.(type) {
 	case write:
 		return "W_" + map[string]string{"-": "NONE"}[n] + strings.TrimPrefix(n, "-")
 	case action:
 		return "A_" + map[action]string{actNone: "NONE", actSend: "SEND", actJournal: "JOURNAL", actExpired: "EXPIRED",
-			actAbandoned: "ABANDONED", actNoOperation: "NOOPERATION"}[s.(action)]
+			actAbandoned: "ABANDONED", actNoOperation: "NOOPERATION"}[s]
 	case event:
 		return "EV_" + n
 	}
