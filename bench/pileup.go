@@ -163,8 +163,10 @@ func pgTakeover(cfg charges.Config, url string) string {
 	if !ok {
 		return "no transaction"
 	}
+	var pid uint32
+	must(tx.QueryRow(wctx, "SELECT pg_backend_pid()").Scan(&pid))
 	var killed bool
-	must(cfg.Pool.QueryRow(ctx, "SELECT pg_terminate_backend($1)", tx.Conn().PgConn().PID()).Scan(&killed))
+	must(cfg.Pool.QueryRow(ctx, "SELECT pg_terminate_backend($1)", pid).Scan(&killed))
 	if !killed {
 		return "the connection could not be killed"
 	}
