@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -109,4 +110,11 @@ func (a *app) openStore(ctx context.Context, f *storeFlags) (*pgstore.Store, err
 	ctx, cancel := context.WithTimeout(ctx, openTimeout)
 	defer cancel()
 	return pgstore.Open(ctx, dsn, pgstore.Options{Table: f.table, Abandon: f.abandon})
+}
+
+// warn tells the operator, on stderr, of a setting of the store that lets
+// it lose records (a store's Findings): "idem: <severity>: <finding>". The
+// listing on stdout is unchanged, --json included.
+func (a *app) warn(severity string, finding error) {
+	fmt.Fprintf(a.stderr, "idem: %s: %s\n", severity, finding)
 }

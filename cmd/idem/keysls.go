@@ -81,6 +81,10 @@ clocks.`,
 			if err != nil {
 				return err
 			}
+			findings, _ := s.Findings(ctx)
+			for _, f := range findings {
+				a.warn(f.Severity.String(), f)
+			}
 			running, more, err := runningPage(state, limit, func(n int) ([]pgstore.RunningKey, error) {
 				return s.Running(ctx, n, scopes...)
 			})

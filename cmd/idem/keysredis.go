@@ -160,6 +160,10 @@ func (a *app) lsRedis(ctx context.Context, f *storeFlags, state string, scopes [
 	if err != nil {
 		return err
 	}
+	findings, _ := s.Findings(ctx)
+	for _, f := range findings {
+		a.warn(f.Severity.String(), f)
+	}
 	running, more, err := runningPage(state, limit, func(n int) ([]redisstore.RunningKey, error) {
 		return s.Running(ctx, n, scopes...)
 	})
