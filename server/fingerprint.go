@@ -164,7 +164,10 @@ type FingerprintRule struct {
 
 	// Check lists pointers to values that must be the same on a repeat
 	// but do not key it: a repeat that differs in one is refused 422 with
-	// the key-reuse problem type and its own detail. At most 64.
+	// the key-reuse problem type and its own detail. A body the pointers
+	// cannot select from (see above) counts whole for the check too, so
+	// with Func only bytes equal to the first request's pass it. At most
+	// 64.
 	Check []string
 
 	// Func, if set in place of Select, returns the bytes that stand for
@@ -270,8 +273,8 @@ func (f *ruleFingerprint) fingerprint(r *http.Request, body []byte) (string, err
 		if isJSON && (selected || f.fn != nil) {
 			b, checked = selectjson.Append(append(b, 'S'), body, f.rule.Check, &p.canon)
 		}
-		if !checked {
-			b = append(b[:len(checkTag)], 'W') // the body counts whole in the first part
+		if !checked { // not JSON, or ambiguous: the check counts the whole body
+			b = appendWhole(append(b[:len(checkTag)], 'W'), body, p)
 		}
 		out = appendSum(append(out, ':'), b)
 	}

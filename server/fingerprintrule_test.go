@@ -155,7 +155,7 @@ func TestGoldenRuleFingerprints(t *testing.T) {
 		{server.FingerprintRule{Select: []string{"/a/0"}}, jsonType, `{"a":[{"y":1,"x":2}]}`,
 			"v2:sel:bee1bc0ae0721904:0b6bc347b756669656a4be9e7cddb78ca6dd7de82fcc4316a2035839f2f248f2"},
 		{paymentRule, "text/plain", "raw",
-			"v2:sel:7a739a2c3a9da5cd:facbdf3495fee3dc56f88eb0713592c254575e2691a48a6681df9bbe8f204772:860bdd0cc7431a2b4175341195c5946371dae8af7be58556f632223bb709ac92"},
+			"v2:sel:7a739a2c3a9da5cd:facbdf3495fee3dc56f88eb0713592c254575e2691a48a6681df9bbe8f204772:fb7aa81a976bc8e0ecad1d4e7a8801448d8d9ed05a839848609923fdcbaf90d3"},
 	} {
 		h := newHarness(t, server.Options{Fingerprint: g.rule, SingleTenant: true}, store)
 		key := newKey()
@@ -191,6 +191,24 @@ func TestFingerprintRuleFunc(t *testing.T) {
 	requireProblem(t, refused, http.StatusBadRequest, server.ProblemBodyRefused)
 	assert.EqualValues(t, 1, h.app.calls.Load(), "a refused body runs nothing")
 	assert.Contains(t, h.logs.String(), "secret detail", "the error is logged, not sent")
+}
+
+// TestFingerprintRuleFuncWithCheck: checked fields a body cannot be
+// selected from (a form body) count as the whole body, so a Func cannot
+// let them change unseen.
+func TestFingerprintRuleFuncWithCheck(t *testing.T) {
+	t.Parallel()
+	rule := formRule
+	rule.Check = []string{"/customer"}
+	h := newHarness(t, server.Options{Fingerprint: rule}, nil)
+	key := newKey()
+	form := "application/x-www-form-urlencoded"
+	require.Equal(t, http.StatusCreated, h.do(call{key: key, contentType: form, body: "amount=5&customer=c1"}).status)
+	assert.True(t, h.do(call{key: key, contentType: form, body: "amount=5&customer=c1"}).replayed())
+	r := h.do(call{key: key, contentType: form, body: "amount=5&customer=c2"})
+	requireProblem(t, r, http.StatusUnprocessableEntity, server.ProblemKeyReused)
+	assert.Contains(t, r.body, "must not change")
+	assert.EqualValues(t, 1, h.app.calls.Load())
 }
 
 func TestFingerprintRuleOptions(t *testing.T) {
