@@ -30,7 +30,7 @@
 // idem.result is how the request was answered: executed, released (the
 // handler's answer was not recorded: 5xx, 408, 425, 429), replayed,
 // in_flight, key_reused, key_missing, key_invalid, scope_unavailable,
-// body_too_large, body_unreadable, store_unavailable, store_full,
+// body_too_large, body_unreadable, body_refused, store_unavailable, store_full,
 // overloaded, lease_lost or handler_failed (see server.Outcome).
 // http.route is the ServeMux pattern's path ("/charges/{id}"), absent
 // when no pattern routed the request; RunOnce calls carry idem.result
