@@ -75,13 +75,15 @@ func readAtMost(r io.Reader, size, limit int64) ([]byte, error) {
 		}
 		return b, err
 	}
-	b := make([]byte, size)
+	b := make([]byte, size, size+1) // the spare byte: see below
 	if _, err := io.ReadFull(r, b); err != nil {
 		return nil, err
 	}
-	// The body must end where its length said.
-	var one [1]byte
-	if n, err := r.Read(one[:]); n > 0 {
+	// The body must end where its length said. The byte that says whether
+	// it does is read into b's spare capacity: a [1]byte of its own would
+	// escape to the heap through the interface call.
+	one := b[size : size+1]
+	if n, err := r.Read(one); n > 0 {
 		rest, err := readAtMost(io.MultiReader(bytes.NewReader(one[:n]), r), -1, limit-size)
 		if err != nil {
 			return nil, err

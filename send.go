@@ -6,13 +6,14 @@
 package idem
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
-	"net/http/httptrace"
 	"net/url"
-	"sync/atomic"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-retryablehttp"
@@ -22,16 +23,16 @@ import (
 
 // A call is one operation's attempts, from its first until an answer or a
 // reason to stop. classify and next (retry.go) decide after each attempt;
-// go-retryablehttp runs the loop: it makes the attempts, rewinds the body,
-// waits, and calls our hooks, set on a retryablehttp.Client made for each
-// call (so the hooks are the call's own methods, with no state passed
-// through a context): CheckRetry (call.checkRetry, which asks next),
-// Backoff (the wait next chose), RetryMax (Options.MaxAttempts less one),
+// go-retryablehttp runs the loop: it makes the attempts, waits, and calls
+// our hooks, set on a retryablehttp.Client that serves one call at a time
+// (see hooks): CheckRetry (call.checkRetry, which asks next), Backoff
+// (the wait next chose), RetryMax (Options.MaxAttempts less one),
 // PrepareRetry (Options.PrepareRequest), ErrorHandler
-// (PassthroughErrorHandler: call.finish makes the error). Its logger is
-// off; idem logs through Options.Logger.
+// (PassthroughErrorHandler: call.end makes the error). Its logger is
+// off; idem logs through Options.Logger. Each attempt runs under a
+// context of its own that bounds it (see attempts, in transport.go).
 //
-// Four of idem's rules cannot be said in those hooks as retryablehttp
+// Five of idem's rules cannot be said in those hooks as retryablehttp
 // means them. This is the one place that says where the adapter departs,
 // and why:
 //
@@ -49,21 +50,36 @@ import (
 //   - Attempts are counted as written to the wire: net/http resends a
 //     request with an idempotency key once on its own when a reused
 //     keep-alive connection turns out dead (TestDoCountsSilentResends).
-//     The WroteRequest trace counts them, and next stops at
-//     Options.MaxAttempts counted so; RetryMax, which counts loop turns,
-//     never stops the loop first.
+//     Each attempt's WroteRequest trace counts them (see attemptCtx: a
+//     write that ends after its attempt is not counted in the next), and
+//     next stops at Options.MaxAttempts counted so; RetryMax, which
+//     counts loop turns, never stops the loop first.
 //   - A call that gives up must not close the connections other calls are
 //     using: retryablehttp calls its http.Client's CloseIdleConnections
 //     whenever it gives up, and the pool is the Client's, shared by every
 //     call. attemptTransport does not pass that method on
 //     (TestGivingUpKeepsThePool).
+//   - The request's body is the call's, not retryablehttp's: it rewinds a
+//     body it was given by making a reader and a wrapper for each
+//     attempt, and its request wrapper and the body's closures cost
+//     allocations of their own. The call gives retryablehttp a request
+//     without a body of its own to rewind, sets the first attempt's body
+//     itself, and a retry's when the retry is decided (nextAttempt), with
+//     the request's GetBody for net/http's silent resends.
 type call struct {
 	c      *Client
 	origin origin
 	op     *Operation
 	own    Operation // op, when the call made it (not a journaled one)
 	resp   Response  // the answer, returned by pointer
-	rc     retryablehttp.Client
+	ctx    context.Context
+
+	// The request retryablehttp sends, the first attempt's, the attempts'
+	// contexts, and the first attempt's body (see newRequestBody).
+	req     retryablehttp.Request
+	first   http.Request
+	timing  attempts
+	reqBody bytes.Reader
 
 	// With a journal, the key's lock, owned for the whole call, and
 	// whether its gate is held: it is, but while the call waits between
@@ -77,9 +93,7 @@ type call struct {
 	header http.Header
 	url    *url.URL
 
-	trace    httptrace.ClientTrace
-	wrote    atomic.Int32 // requests written during the current attempt
-	writes   int32        // by the last attempt: 1, more if net/http resent it (beside wrote: no padding)
+	writes   int32 // by the last attempt: 1, more if net/http resent it
 	keyHdr   [1]string
 	attempts int
 	retries  int
@@ -130,19 +144,15 @@ func (c *Client) send(ctx context.Context, cl *call, op *Operation, header http.
 		cl.reason = ErrExpired
 		return cl.end(nil, nil)
 	}
-	req, err := c.newRequest(ctx, cl, op, header)
-	if err != nil {
+	defer cl.timing.close()
+	if err := c.newRequest(ctx, cl, op, header); err != nil {
 		return sent{err: op.error(err, 0)}
 	}
-	cl.rc = retryablehttp.Client{
-		HTTPClient:   c.hc,
-		RetryMax:     c.opts.MaxAttempts - 1,
-		CheckRetry:   cl.checkRetry,
-		Backoff:      cl.backoff,
-		ErrorHandler: retryablehttp.PassthroughErrorHandler,
-		PrepareRetry: cl.prepareRetry,
-	}
-	resp, err := cl.rc.Do(req)
+	h := hookPool.Get().(*hooks)
+	h.cl, h.rc.HTTPClient, h.rc.RetryMax = cl, c.hc, c.opts.MaxAttempts-1
+	resp, err := h.rc.Do(&cl.req)
+	h.cl, h.rc.HTTPClient = nil, nil
+	hookPool.Put(h)
 	if resp != nil {
 		resp.Body.Close()
 	}
@@ -150,16 +160,73 @@ func (c *Client) send(ctx context.Context, cl *call, op *Operation, header http.
 	return cl.end(resp, err)
 }
 
+// hooks are retryablehttp's hooks for one call at a time: a
+// retryablehttp.Client whose CheckRetry, Backoff and PrepareRetry are
+// bound, once, to the methods of a hooks, which hand each call on to the
+// call in cl. Binding the call's own methods cost three allocations a
+// call. retryablehttp calls its hooks only within Do, so send puts a
+// hooks back in the pool once Do has returned, cl cleared: nothing can
+// reach it after that, unlike the attempts' traces, bodies and contexts,
+// which net/http may still hold (those are never reused).
+type hooks struct {
+	cl *call
+	rc retryablehttp.Client
+}
+
+var hookPool = sync.Pool{New: func() any {
+	h := new(hooks)
+	h.rc = retryablehttp.Client{
+		CheckRetry:   h.checkRetry,
+		Backoff:      h.backoff,
+		ErrorHandler: retryablehttp.PassthroughErrorHandler,
+		PrepareRetry: h.prepareRetry,
+	}
+	return h
+}}
+
+func (h *hooks) checkRetry(_ context.Context, resp *http.Response, err error) (bool, error) {
+	return h.cl.checkRetry(resp, err)
+}
+
+// backoff is retryablehttp's Backoff: the wait checkRetry chose.
+func (h *hooks) backoff(time.Duration, time.Duration, int, *http.Response) time.Duration {
+	return h.cl.wait
+}
+
+func (h *hooks) prepareRetry(r *http.Request) error { return h.cl.prepareRetry(r) }
+
+// newRequestBody returns a reader of an attempt's body, the operation's
+// bytes, which it never changes. Each attempt has one of its own: net/http
+// may still be writing the last attempt's when the next one begins. It is
+// an io.NopCloser over a *bytes.Reader, which net/http knows to be in
+// memory: it writes the body with the headers, where for another reader
+// it sends the headers first, in a write of their own.
+func newRequestBody(b []byte) io.ReadCloser { return io.NopCloser(bytes.NewReader(b)) }
+
+// getBody is the request's GetBody, with which net/http sends the body
+// again on a fresh connection (a silent resend).
+func (cl *call) getBody() (io.ReadCloser, error) { return newRequestBody(cl.op.Body), nil }
+
+// nextAttempt gives the retry checkRetry decided on a context and a body
+// of its own (see attempts and newRequestBody). It comes before the wait, so
+// that retryablehttp's wait watches the retry's context, which ends only
+// with the call's, not the last attempt's, which has ended.
+func (cl *call) nextAttempt() {
+	r := cl.req.Request.WithContext(cl.timing.next())
+	if len(cl.op.Body) > 0 {
+		r.Body = newRequestBody(cl.op.Body)
+	}
+	cl.req.Request = r
+}
+
 // newRequest builds the request every attempt of op sends, and applies
 // PrepareRequest to the first attempt's.
-func (c *Client) newRequest(ctx context.Context, cl *call, op *Operation, header http.Header) (*retryablehttp.Request, error) {
-	cl.trace.WroteRequest = func(httptrace.WroteRequestInfo) { cl.wrote.Add(1) }
-	ctx = httptrace.WithClientTrace(ctx, &cl.trace)
+func (c *Client) newRequest(ctx context.Context, cl *call, op *Operation, header http.Header) error {
 	u := op.u
 	if u == nil {
 		var err error
 		if u, err = url.Parse(op.URL); err != nil {
-			return nil, fmt.Errorf("idem: bad URL: %v", err)
+			return fmt.Errorf("idem: bad URL: %v", err)
 		}
 	}
 	h := make(http.Header, len(header)+1)
@@ -173,8 +240,8 @@ func (c *Client) newRequest(ctx context.Context, cl *call, op *Operation, header
 		}
 		h[c.opts.Header] = cl.keyHdr[:]
 	}
-	cl.header, cl.url = h, u
-	hreq := (&http.Request{
+	cl.header, cl.url, cl.ctx = h, u, ctx
+	cl.first = *(&http.Request{ // part of the call: no request of its own
 		Method:     op.Method,
 		URL:        u,
 		Proto:      "HTTP/1.1",
@@ -182,18 +249,13 @@ func (c *Client) newRequest(ctx context.Context, cl *call, op *Operation, header
 		ProtoMinor: 1,
 		Header:     h,
 		Host:       op.Host,
-	}).WithContext(ctx)
-	req, err := retryablehttp.FromRequest(hreq)
-	if err == nil && len(op.Body) > 0 {
-		err = req.SetBody(op.Body)
+	}).WithContext(cl.timing.init(ctx))
+	if len(op.Body) > 0 {
+		cl.reqBody.Reset(op.Body)
+		cl.first.Body, cl.first.GetBody, cl.first.ContentLength = io.NopCloser(&cl.reqBody), cl.getBody, int64(len(op.Body))
 	}
-	if err != nil {
-		return nil, fmt.Errorf("idem: bad request: %v", err)
-	}
-	if err := cl.prepare(req.Request); err != nil {
-		return nil, err
-	}
-	return req, nil
+	cl.req = retryablehttp.Request{Request: &cl.first}
+	return cl.prepare(&cl.first)
 }
 
 // prepare readies an attempt's request: it starts from the request as
@@ -276,25 +338,27 @@ func (cl *call) closeGate() {
 }
 
 // checkRetry is retryablehttp's CheckRetry: called after every attempt, it
-// reads the whole response body, classifies the attempt, asks next, and
-// takes the budget's tokens for a retry.
-func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) (bool, error) {
-	c := cl.c
+// reads the whole response body, ends the attempt, classifies it, asks
+// next, and takes the budget's tokens for a retry.
+func (cl *call) checkRetry(resp *http.Response, err error) (bool, error) {
+	c, ctx := cl.c, cl.ctx
 	// net/http resends a request carrying Idempotency-Key on its own when
 	// a reused keep-alive connection turns out dead; count every write.
-	cl.writes = max(1, cl.wrote.Swap(0))
+	a := cl.timing.cur.Load()
+	cl.writes = max(1, a.wrote.Load())
 	cl.attempts += int(cl.writes)
 	cl.status, cl.respHdr, cl.body, cl.replayed, cl.hint = 0, nil, nil, false, nil
 	if err == nil {
 		cl.status, cl.respHdr = resp.StatusCode, resp.Header
 		cl.body, err = c.readResponse(resp)
-		resp.Body.Close() // also ends the attempt's timeout
+		resp.Body.Close()
 		resp.Body = http.NoBody
 		if err != nil && !errors.Is(err, ErrBodyTooLarge) {
 			// A cut-off body is no response.
 			resp, cl.status, cl.respHdr, cl.body = nil, 0, nil, nil
 		}
 	}
+	a.end()
 	cl.err = nil
 	if !errors.Is(err, ErrBodyTooLarge) {
 		cl.err = err
@@ -351,6 +415,7 @@ func (cl *call) checkRetry(ctx context.Context, resp *http.Response, err error) 
 			l.Debug("idem: retrying", "key", cl.op.Key, "method", cl.op.Method, "url", cl.op.url(),
 				"attempt", cl.attempts, "status", cl.status, "error", err, "wait", wait)
 		}
+		cl.nextAttempt()
 		cl.openGate() // until the wait is over (see prepareRetry)
 		return true, nil
 	case errAnswered:
@@ -371,11 +436,6 @@ func (cl *call) isReplayed() bool {
 	}
 	f := cl.c.opts.IsReplayed
 	return f != nil && f(&Response{StatusCode: cl.status, Header: cl.respHdr, Body: cl.body, Key: cl.op.Key})
-}
-
-// backoff is retryablehttp's Backoff: the wait checkRetry chose.
-func (cl *call) backoff(time.Duration, time.Duration, int, *http.Response) time.Duration {
-	return cl.wait
 }
 
 // settleBudget gives the budget back its tokens once the loop ends: a
