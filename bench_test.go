@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -103,6 +104,59 @@ func BenchmarkPost(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkPostLatency times one 1 KiB POST through go-retryablehttp and
+// one through idem without a journal, turn about, against the same
+// loopback server, and reports each one's median latency and their ratio
+// (p50-ratio: idem's over go-retryablehttp's). Taking turns puts both
+// under the same load, whatever else the machine is doing.
+func BenchmarkPostLatency(b *testing.B) {
+	url := benchServer(b)
+	rc := &retryablehttp.Client{HTTPClient: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}, RetryMax: 4,
+		CheckRetry: retryablehttp.DefaultRetryPolicy, Backoff: retryablehttp.DefaultBackoff}
+	c, _ := New(Options{})
+	viaRetryablehttp := func() {
+		req, _ := retryablehttp.NewRequest(http.MethodPost, url, benchBody)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := rc.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	viaIdem := func() {
+		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(benchBody))
+		req.Header.Set("Content-Type", "application/json")
+		if _, err := c.Do(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for range 100 { // connections made, pools filled
+		viaRetryablehttp()
+		viaIdem()
+	}
+	var theirs, ours []time.Duration
+	for i := 0; b.Loop(); i++ {
+		first, second, fl, sl := viaRetryablehttp, viaIdem, &theirs, &ours
+		if i%2 == 1 { // neither always goes first
+			first, second, fl, sl = viaIdem, viaRetryablehttp, &ours, &theirs
+		}
+		start := time.Now()
+		first()
+		mid := time.Now()
+		second()
+		*fl, *sl = append(*fl, mid.Sub(start)), append(*sl, time.Since(mid))
+	}
+	median := func(d []time.Duration) time.Duration {
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	t, o := median(theirs), median(ours)
+	b.ReportMetric(float64(t.Nanoseconds())/1e3, "retryablehttp-p50-µs")
+	b.ReportMetric(float64(o.Nanoseconds())/1e3, "idem-p50-µs")
+	b.ReportMetric(float64(o)/float64(t), "p50-ratio")
 }
 
 // TestPostAllocations holds the client to its allocation budget: a POST
