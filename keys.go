@@ -5,9 +5,11 @@ package idem
 
 import (
 	"crypto/hmac"
+	"crypto/rand"
 	"crypto/sha256"
 	"fmt"
 	"hash"
+	"sync"
 
 	"github.com/google/uuid"
 	"github.com/oklog/ulid/v2"
@@ -54,8 +56,24 @@ func NewKey() string {
 // Keys minted by one process are strictly increasing, even within one
 // millisecond. Safe for concurrent use.
 func NewULID() string {
-	return ulid.Make().String()
+	ulids.mu.Lock()
+	defer ulids.mu.Unlock()
+	// The time is read under the lock, and never goes back: ulid.Make
+	// reads it before taking its own lock, so two callers in different
+	// milliseconds could reset the entropy between two calls of a third
+	// in one millisecond, and its second ULID would sort before its first.
+	ms := max(ulid.Now(), ulids.last)
+	ulids.last = ms
+	return ulid.MustNew(ms, ulids.entropy).String()
 }
+
+// ulids is NewULID's state: the last millisecond it used and a monotonic
+// entropy source (increments within a millisecond, random across them).
+var ulids = struct {
+	mu      sync.Mutex
+	last    uint64
+	entropy *ulid.MonotonicEntropy
+}{entropy: ulid.Monotonic(rand.Reader, 0)}
 
 // keyLen is the length of the keys f mints.
 func (f KeyFormat) keyLen() int {

@@ -5,6 +5,7 @@ package idem
 import (
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -177,4 +178,39 @@ func FuzzParseKey(f *testing.F) {
 			require.Equal(t, k, b)
 		}
 	})
+}
+
+// TestNewULIDIsMonotonicWhileOthersMint: one goroutine's ULIDs increase
+// while others mint at the same time, across millisecond boundaries (a
+// reset of the entropy by another caller must not reorder them).
+func TestNewULIDIsMonotonicWhileOthersMint(t *testing.T) {
+	t.Parallel()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+					NewULID()
+				}
+			}
+		}()
+	}
+	prev := NewULID()
+	for range 50000 {
+		k := NewULID()
+		if k <= prev {
+			close(stop)
+			wg.Wait()
+			t.Fatalf("%s after %s: ULIDs from one goroutine must increase", k, prev)
+		}
+		prev = k
+	}
+	close(stop)
+	wg.Wait()
 }
