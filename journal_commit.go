@@ -4,6 +4,7 @@
 package idem
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -60,14 +61,13 @@ func recycle(r *commitReq) {
 	reqPool.Put(r)
 }
 
-// run makes r's write in tx.
-func (r *commitReq) run(tx *bolt.Tx) error {
+// run makes r's write in the transaction w.
+func (r *commitReq) run(w *writeBatch) error {
 	if r.apply != nil {
-		return r.apply(tx)
+		return r.apply(w.tx)
 	}
-	ops := opsBucket(tx)
 	r.moved, r.found = false, stateNone // run may run twice (see submit)
-	cur, err := recordState(ops.Get(r.key))
+	cur, err := recordState(w.get(r.key))
 	if err != nil {
 		return fmt.Errorf("%w: record %q: %v", ErrJournalCorrupt, r.key, err)
 	}
@@ -75,13 +75,43 @@ func (r *commitReq) run(tx *bolt.Tx) error {
 		r.moved, r.found = true, cur
 		return nil
 	}
-	if err := ops.Put(r.key, r.rec); err != nil {
+	if err := w.ops.Put(r.key, r.rec); err != nil {
 		return err
 	}
 	if r.pending { // the pending index follows the state
-		return tx.Bucket(bucketPending).Put(r.key, nil)
+		return w.pending.Put(r.key, nil)
 	}
-	return tx.Bucket(bucketPending).Delete(r.key)
+	return w.pending.Delete(r.key)
+}
+
+// A writeBatch is one commit's transaction with what its record writes
+// share: the buckets, looked up once, and a cursor on the operations,
+// whose Seek reads the record a write compares its state with. bbolt's
+// Get makes a cursor, and grows its stack, for every read; one cursor
+// repositioned by each Seek makes none after the first, a commit reading
+// as many records as it writes. A cursor stays usable across the
+// transaction's Puts and Deletes provided each use starts with a Seek.
+type writeBatch struct {
+	tx           *bolt.Tx
+	ops, pending *bolt.Bucket
+	cur          *bolt.Cursor // on ops; made at the first read
+}
+
+func newWriteBatch(tx *bolt.Tx) *writeBatch {
+	return &writeBatch{tx: tx, ops: opsBucket(tx), pending: tx.Bucket(bucketPending)}
+}
+
+// get returns the record filed under key, nil if there is none, as
+// ops.Get would.
+func (w *writeBatch) get(key []byte) []byte {
+	if w.cur == nil {
+		w.cur = w.ops.Cursor()
+	}
+	k, v := w.cur.Seek(key)
+	if !bytes.Equal(k, key) {
+		return nil
+	}
+	return v // nil for a nested bucket, as Get's: the ops bucket has none
 }
 
 // submitRecord queues op's record, encoded now, to be written over a
@@ -224,8 +254,9 @@ func (j *Journal) commit(batch []*commitReq) {
 		began = time.Now()
 	}
 	err := j.writeTx(func(tx *bolt.Tx) error {
+		w := newWriteBatch(tx)
 		for _, r := range batch {
-			if err := r.run(tx); err != nil {
+			if err := r.run(w); err != nil {
 				return err
 			}
 		}
@@ -243,7 +274,7 @@ func (j *Journal) commit(batch []*commitReq) {
 		return
 	}
 	for _, r := range batch {
-		j.settle(r, j.writeTx(r.run))
+		j.settle(r, j.writeTx(func(tx *bolt.Tx) error { return r.run(newWriteBatch(tx)) }))
 	}
 }
 
