@@ -2,10 +2,21 @@ package main
 
 import (
 	"context"
+	crand "crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
+	"encoding/hex"
+	"encoding/json"
 	"fmt"
+	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/idemhq/idem/internal/charges"
+	"github.com/idemhq/idem/server/pgstore"
 )
 
 // pgFloors are the floors under every PostgreSQL figure, measured in the
@@ -80,4 +91,147 @@ func (p *pgFloors) print() {
 	t.add(fmt.Sprintf("one-row INSERT, autocommit, synchronous_commit = %s (one durable commit)", p.syncCommit), ms(p.insert.median()), ms(p.insert.p99()))
 	t.notes = append(t.notes, "Measured in the same rounds as the table above, so every PostgreSQL figure has its floor beside it.")
 	t.print()
+}
+
+// The hand-written floors of a pgstore new key: the charges handler's
+// work (decode the body, insert the charge, answer it) with the rows
+// pgstore writes, sent by hand on the same pool, without the middleware.
+// Each keeps the idempotency record in a table of pgstore's schema, takes
+// the key's transaction-scoped advisory lock (its 64-bit key computed in
+// Go), and commits the charge with the record, durably.
+const (
+	// floorThree is pgstore's design by hand: three round trips, as
+	// pgstore's ClaimWork and Commit send them.
+	floorThree = "floor: 3 round trips by hand (BEGIN + lock + lookup / INSERT charge / INSERT record + COMMIT)"
+	// floorPipelined is the same rows in one round trip: the floor of
+	// any design that claims and commits in one pipelined transaction.
+	floorPipelined = "floor: 1 pipelined transaction by hand (BEGIN + lock, INSERT charge, INSERT record, COMMIT)"
+)
+
+// handFloor serves POST /charges with the floors' SQL.
+type handFloor struct {
+	pool      *pgxpool.Pool
+	charges   string // the charges table
+	records   string // the idempotency records, pgstore's schema
+	pipelined bool
+}
+
+// newHandFloor creates the floor's tables (the records' through
+// pgstore.Migrate, so they are pgstore's) and returns the handler and
+// what to drop afterwards.
+func newHandFloor(pool *pgxpool.Pool, pipelined bool) (*handFloor, []string) {
+	ctx, cancel := contextWithTimeout(10 * time.Second)
+	defer cancel()
+	h := &handFloor{pool: pool, charges: tableName("floor_charges"), pipelined: pipelined}
+	h.records = h.charges + "_keys"
+	_, err := pool.Exec(ctx, "CREATE TABLE "+h.charges+` (
+		id text PRIMARY KEY,
+		client_id text NOT NULL,
+		amount bigint NOT NULL,
+		currency text NOT NULL,
+		ref text NOT NULL DEFAULT '',
+		created_at timestamptz NOT NULL DEFAULT clock_timestamp())`)
+	must(err)
+	_, err = pool.Exec(ctx, "CREATE INDEX ON "+h.charges+" (client_id, created_at)")
+	must(err)
+	st, err := pgstore.New(pool, pgstore.Options{Table: h.records})
+	must(err)
+	must(st.Migrate(ctx))
+	st.Close()
+	return h, []string{h.charges, h.records}
+}
+
+const (
+	floorBegin  = "BEGIN ISOLATION LEVEL READ COMMITTED READ WRITE"
+	floorLookup = `SELECT fingerprint, token, state = 'completed', coalesce(status, 0), header, body, expires_at,
+       expires_at < statement_timestamp()
+FROM %s WHERE scope = $1 AND key = $2`
+	floorInsert = `INSERT INTO %s (scope, key, fingerprint, token, state, status, header, body, claimed_at, expires_at)
+VALUES ($1, $2, $3, $4, 'completed', $5, $6, $7, transaction_timestamp(), statement_timestamp() + interval '24 hours')`
+	floorCharge = `INSERT INTO %s (id, client_id, amount, currency, ref) VALUES ($1, $2, $3, $4, $5)`
+	// floorLockOrFail takes the lock, or fails the statement (division by
+	// zero) so that the pipelined transaction aborts: the pipelined
+	// floor's claim.
+	floorLockOrFail = `SELECT 1 / pg_try_advisory_xact_lock($1)::integer`
+)
+
+func (h *handFloor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	ctx := r.Context()
+	client := r.Header.Get(charges.ClientHeader)
+	key := r.Header.Get("Idempotency-Key")
+	var req struct {
+		Amount   int64  `json:"amount"`
+		Currency string `json:"currency"`
+		Ref      string `json:"ref"`
+	}
+	dec := json.NewDecoder(r.Body)
+	dec.DisallowUnknownFields()
+	if client == "" || key == "" || dec.Decode(&req) != nil || req.Amount <= 0 {
+		http.Error(w, "bad request", http.StatusBadRequest)
+		return
+	}
+	var idb [8]byte
+	crand.Read(idb[:])
+	id := "ch_" + hex.EncodeToString(idb[:])
+	body, _ := json.Marshal(map[string]any{"id": id, "amount": req.Amount, "currency": req.Currency, "ref": req.Ref})
+	body = append(body, '\n')
+	sum := sha256.Sum256([]byte(h.records + ":" + strconv.Itoa(len(client)) + ":" + client + key))
+	lock := int64(binary.BigEndian.Uint64(sum[:8]))
+	header := []byte("Content-Type\x00application/json") // a stand-in of the stored header's size
+	conn, err := h.pool.Acquire(ctx)
+	if err != nil {
+		http.Error(w, "no connection", http.StatusServiceUnavailable)
+		return
+	}
+	defer conn.Release()
+	charge := []any{id, client, req.Amount, req.Currency, req.Ref}
+	record := []any{client, key, "fp", crand.Text(), int32(http.StatusCreated), header, body}
+	b := &pgx.Batch{}
+	b.Queue(floorBegin)
+	if h.pipelined {
+		b.Queue(floorLockOrFail, lock)
+		b.Queue(fmt.Sprintf(floorCharge, h.charges), charge...)
+		b.Queue(fmt.Sprintf(floorInsert, h.records), record...)
+		b.Queue("COMMIT")
+		err = conn.SendBatch(ctx, b).Close()
+	} else {
+		var locked bool
+		b.Queue("SELECT pg_try_advisory_xact_lock($1)", lock)
+		b.Queue(fmt.Sprintf(floorLookup, h.records), client, key)
+		br := conn.SendBatch(ctx, b)
+		_, err = br.Exec()
+		if err == nil {
+			err = br.QueryRow().Scan(&locked)
+		}
+		if err == nil {
+			var rows pgx.Rows
+			if rows, err = br.Query(); err == nil {
+				found := rows.Next()
+				rows.Close()
+				if err = rows.Err(); err == nil && (found || !locked) {
+					err = fmt.Errorf("key %q not new", key)
+				}
+			}
+		}
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			_, err = conn.Exec(ctx, fmt.Sprintf(floorCharge, h.charges), charge...)
+		}
+		if err == nil {
+			b = &pgx.Batch{}
+			b.Queue(fmt.Sprintf(floorInsert, h.records), record...)
+			b.Queue("COMMIT")
+			err = conn.SendBatch(ctx, b).Close()
+		}
+	}
+	if err != nil {
+		conn.Exec(context.Background(), "ROLLBACK")
+		http.Error(w, "floor failed: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusCreated)
+	w.Write(body)
 }

@@ -111,9 +111,12 @@ type serverResults struct {
 
 // httpRow is one way of serving POST /charges over loopback HTTP.
 type httpRow struct {
-	name   string
-	store  string    // the store's name; "" for a bare handler
-	bare   string    // the bare handler it is compared with; "" for a bare handler
+	name  string
+	store string // the store's name; "" for a bare handler or a floor
+	bare  string // the bare handler it is compared with; "" for a bare handler
+	// floor is set on the hand-written floors of a store (see
+	// handFloor): they take a key, and have no replays.
+	floor  bool
 	newKey sample    // a request with a new key (or none, bare)
 	replay sample    // a repeat answered from the store; empty for a bare handler
 	tput   []float64 // requests created per second at 16 clients, one per round
@@ -122,6 +125,9 @@ type httpRow struct {
 	// are not counted in tput.
 	refused map[int]int
 }
+
+// keyed reports whether the row's requests carry a key.
+func (r *httpRow) keyed() bool { return r.store != "" || r.floor }
 
 func (r *serverResults) httpRow(name string) *httpRow {
 	for i := range r.http {
@@ -211,6 +217,21 @@ func setups(e env) []setup {
 				start(httpRow{name: "middleware + " + k.name, store: k.name, bare: bare}, k.config(charges.Config{}, tableName("http")))
 			}
 		}
+		if bare == barePG {
+			for _, f := range []struct {
+				name      string
+				pipelined bool
+			}{{floorThree, false}, {floorPipelined, true}} {
+				h, tables := newHandFloor(e.pool, f.pipelined)
+				url, stop := serve(h)
+				out = append(out, setup{row: httpRow{name: f.name, bare: barePG, floor: true}, url: url, http: newHTTPClient(), stop: func() {
+					stop()
+					ctx, cancel := contextWithTimeout(10 * time.Second)
+					defer cancel()
+					e.pool.Exec(ctx, "DROP TABLE IF EXISTS "+strings.Join(tables, ", "))
+				}})
+			}
+		}
 	}
 	return out
 }
@@ -232,12 +253,14 @@ func overHTTP(cfg config, e env, rt *roundTrips, trips *redisTrips, res *serverR
 	}
 	replayKeys := make([]string, len(ss))
 	for i, s := range ss {
-		keyed := s.row.store != ""
+		keyed := s.row.keyed()
 		replayKeys[i] = newKey()
 		for range 50 { // warm up: connections, prepared statements
 			postCharge(s.http, s.url, keyIf(keyed, newKey()))
 		}
-		postCharge(s.http, s.url, keyIf(keyed, replayKeys[i]))
+		if s.row.store != "" {
+			postCharge(s.http, s.url, keyIf(keyed, replayKeys[i]))
+		}
 	}
 	if floor != nil {
 		floor.measure(50, &pgFloors{}) // warm up
@@ -245,12 +268,12 @@ func overHTTP(cfg config, e env, rt *roundTrips, trips *redisTrips, res *serverR
 	for range cfg.rounds {
 		for i := range ss {
 			s := &ss[i]
-			keyed := s.row.store != ""
+			keyed := s.row.keyed()
 			for range cfg.seqOps {
 				d, _ := postCharge(s.http, s.url, keyIf(keyed, newKey()))
 				s.row.newKey = append(s.row.newKey, d)
 			}
-			if keyed {
+			if s.row.store != "" {
 				for range cfg.seqOps {
 					d, replayed := postCharge(s.http, s.url, replayKeys[i])
 					if !replayed {
@@ -271,7 +294,7 @@ func overHTTP(cfg config, e env, rt *roundTrips, trips *redisTrips, res *serverR
 	for round := range cfg.rounds {
 		for i := range ss {
 			s := &ss[i]
-			keyed := s.row.store != ""
+			keyed := s.row.keyed()
 			var created, refused atomic.Int64
 			rate := runConcurrent(clientKind{do: func(context.Context) error {
 				client := fmt.Sprintf("bench-%d-%d", round, rand.IntN(tputClients))
@@ -332,6 +355,8 @@ func overHTTP(cfg config, e env, rt *roundTrips, trips *redisTrips, res *serverR
 		switch {
 		case s.row.name == barePG:
 			res.trips = append(res.trips, [2]string{"bare handler (autocommit insert)", count(s, "")})
+		case s.row.floor:
+			res.trips = append(res.trips, [2]string{s.row.name, count(s, newKey())})
 		case s.row.bare == barePG:
 			res.trips = append(res.trips,
 				[2]string{"new key, " + s.row.store, count(s, newKey())},
@@ -350,13 +375,14 @@ func (r *serverResults) printHTTP() {
 		rp50, rp99, vs := "", "", ""
 		if row.store != "" {
 			rp50, rp99 = ms(row.replay.median()), ms(row.replay.p99())
-			if b := r.httpRow(row.bare); b != nil {
-				vs = pct(medianFloat(row.tput) / medianFloat(b.tput))
-			}
+		}
+		if b := r.httpRow(row.bare); b != nil && row.bare != "" {
+			vs = pct(medianFloat(row.tput) / medianFloat(b.tput))
 		}
 		t.add(row.name, ms(row.newKey.median()), ms(row.newKey.p99()), rp50, rp99, fmt.Sprintf("%.0f", medianFloat(row.tput)), vs)
 	}
-	t.notes = append(t.notes, "The bare PostgreSQL handler inserts the same charge row with one autocommit statement; with the middleware the row is written in the transaction that stores the response.")
+	t.notes = append(t.notes, "The bare PostgreSQL handler inserts the same charge row with one autocommit statement; with the middleware the row is written in the transaction that stores the response.",
+		"The floors are the charges handler with pgstore's rows written by hand on the same pool, no middleware: the key's advisory lock (its key computed in Go), the charge, and a record in a table of pgstore's schema, committed durably. '3 round trips' is pgstore's design; '1 pipelined transaction' sends the same rows in one round trip, a lock not taken failing the transaction.")
 	for _, row := range r.http {
 		if len(row.refused) > 0 {
 			t.notes = append(t.notes, fmt.Sprintf("%s at 16 clients: answers other than 201, not counted as created: %s.", row.name, statusCounts(row.refused)))
