@@ -5,11 +5,14 @@
 package grpcidem
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -18,7 +21,6 @@ import (
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
-	"google.golang.org/protobuf/types/known/emptypb"
 
 	"github.com/idemhq/idem"
 )
@@ -26,18 +28,28 @@ import (
 // ClientOptions configures [UnaryClientInterceptor]. The zero value means
 // the documented defaults.
 type ClientOptions struct {
-	// Client derives the key of a call made from inside work that holds a
+	// Client is the idem client every call goes through: its retry rules
+	// and budget (shared with the HTTP requests it sends), its journal
+	// (a call is written to it before its first attempt, and
+	// Client.Resume continues it after a crash), its Observer, and the
+	// derivation of the key of a call made from inside work that holds a
 	// key itself (a handler behind this package's server interceptor or
 	// server.Middleware): Client.StepKey, with its DeriveSecret and
 	// MaxKeyLen, the call's step named by idem.Step or, unnamed, "POST"
-	// and the full method name (the HTTP/2 request a gRPC call is).
-	// Default: a client of idem.New(idem.Options{}).
+	// and the full method name (the HTTP/2 request a gRPC call is). Its
+	// Options.Transport must be a [*Transport]; its Options.Header names
+	// the metadata key (in lowercase) and must not be replaced by a
+	// BodyKey. With Client set, the retry fields below must be zero: the
+	// Client's Options hold them. Default: a client of idem.New with
+	// Transport NewTransport(nil), Header and the fields below, and no
+	// journal.
 	Client *idem.Client
 	// NewKey mints the key of a call that has none. Default idem.NewKey
 	// (UUIDv7).
 	NewKey func() string
-	// Header is the request metadata key the key is sent in. Default
-	// "idempotency-key".
+	// Header is the request metadata key the key is sent in, for the
+	// default Client. Default "idempotency-key"; with Client set, its
+	// KeyHeader in lowercase (setting another is an error).
 	Header string
 	// KeyField, if set, sends the key in a string field of the request
 	// message instead (AIP-155's request_id; a dotted path names a nested
@@ -58,15 +70,16 @@ type ClientOptions struct {
 	BaseDelay time.Duration
 	MaxDelay  time.Duration
 	// MaxRetryDelay clamps the delay a server asks for in a
-	// google.rpc.RetryInfo. Default 60 s.
+	// google.rpc.RetryInfo (whole seconds, rounded up). Default 60 s.
 	MaxRetryDelay time.Duration
 	// AttemptTimeout bounds one attempt; an attempt past it ends with
 	// DeadlineExceeded and is retried while the call's own context lasts.
-	// Default 30 s; negative: no bound but the call's.
+	// Default 30 s.
 	AttemptTimeout time.Duration
-	// Budget is the interceptor's retry budget, shared by every call it
-	// makes, with idem.BudgetOptions' rules and defaults (retries after a
-	// DeadlineExceeded cost TimeoutCost). Default: see idem.BudgetOptions.
+	// Budget is the retry budget, shared by every call made through the
+	// Client, with idem.BudgetOptions' rules and defaults (retries after
+	// an attempt timed out cost TimeoutCost). Default: see
+	// idem.BudgetOptions.
 	Budget idem.BudgetOptions
 }
 
@@ -149,20 +162,25 @@ func Replayed(to *bool) grpc.CallOption { return replayedOption{to: to} }
 // idempotency key (given with [Key], already in the outgoing metadata or
 // the KeyField, derived from the key the context's work holds, or
 // minted), and every attempt sends the same key and the same bytes (the
-// request's deterministic encoding, made once). Failed attempts are
-// retried as the package documentation's # Retries says, honouring the
-// server's google.rpc.RetryInfo, never starting a wait that would end past
-// the call's deadline, within the retry budget. It fails on invalid
-// options: a bad Header or KeyField, both set, a negative count or
-// duration, BaseDelay above MaxDelay.
+// request's deterministic encoding, made once). The call goes through
+// ClientOptions.Client as an HTTP request of scheme [Scheme], which its
+// [Transport] makes as the gRPC call, so idem's retry rules apply as the
+// package documentation's # Retries says: the server's
+// google.rpc.RetryInfo honoured, no wait started that would end past the
+// call's deadline, within the Client's retry budget; with the Client's
+// journal, the call is written down before its first attempt and resumed
+// after a crash. It fails on invalid options: a bad Header or KeyField,
+// both set, a negative count or duration, BaseDelay above MaxDelay, retry
+// fields set beside a Client, a Client whose key is in a JSON body.
 //
 // A final answer is returned as the server gave it; a call that ends
-// without one returns an [*Error] that carries the key. The interceptor
-// sends the request as pre-encoded protobuf through the call's codec, so
-// it suits the default proto codec; a call with its own codec option
-// (grpc.ForceCodec, grpc.CallContentSubtype) is sent as its message.
-// Interceptors placed after it in the chain see the pre-encoded request:
-// put it last. It is safe for concurrent use.
+// without one returns an [*Error] that carries the key. The request is
+// sent pre-encoded through the call's codec, so the interceptor suits the
+// default proto codec; a call with a codec of its own (grpc.ForceCodec,
+// grpc.CallContentSubtype) is refused with [ErrOwnCodec], and a request
+// that is not a protobuf message passes through untouched. Interceptors
+// placed after it in the chain see every attempt, pre-encoded: put it
+// last. It is safe for concurrent use.
 func UnaryClientInterceptor(opts ClientOptions) (grpc.UnaryClientInterceptor, error) {
 	ci, err := newClientInterceptor(opts)
 	if err != nil {
@@ -171,20 +189,28 @@ func UnaryClientInterceptor(opts ClientOptions) (grpc.UnaryClientInterceptor, er
 	return ci.intercept, nil
 }
 
+// ErrOwnCodec is the error of a call made with a codec of its own: the
+// interceptor sends protobuf bytes it encoded once, which only the default
+// codec sends as they are. Nothing was sent. Leave such methods out with
+// ClientOptions.Methods.
+var ErrOwnCodec = errors.New("grpcidem: the call has a codec of its own; the interceptor sends the protobuf encoding")
+
 type clientInterceptor struct {
 	o      ClientOptions
 	field  *fieldPath
-	budget *budget
+	header string // the metadata key of the key: the Client's KeyHeader in lowercase
 }
 
 func newClientInterceptor(o ClientOptions) (*clientInterceptor, error) {
 	switch {
 	case o.Header != "" && o.KeyField != "":
 		return nil, errors.New("grpcidem: ClientOptions sets both Header and KeyField; the key is in one place")
-	case o.MaxAttempts < 0 || o.BaseDelay < 0 || o.MaxDelay < 0 || o.MaxRetryDelay < 0:
-		return nil, errors.New("grpcidem: ClientOptions has a negative MaxAttempts, BaseDelay, MaxDelay or MaxRetryDelay")
+	case o.MaxAttempts < 0 || o.BaseDelay < 0 || o.MaxDelay < 0 || o.MaxRetryDelay < 0 || o.AttemptTimeout < 0:
+		return nil, errors.New("grpcidem: ClientOptions has a negative MaxAttempts, BaseDelay, MaxDelay, MaxRetryDelay or AttemptTimeout")
+	case o.BaseDelay > 0 && o.MaxDelay > 0 && o.BaseDelay > o.MaxDelay:
+		return nil, errors.New("grpcidem: ClientOptions.BaseDelay is above MaxDelay")
 	}
-	ci := &clientInterceptor{o: o, budget: newBudget(o.Budget)}
+	ci := &clientInterceptor{o: o}
 	if o.KeyField != "" {
 		p, err := parseFieldPath(o.KeyField)
 		if err != nil {
@@ -192,44 +218,51 @@ func newClientInterceptor(o ClientOptions) (*clientInterceptor, error) {
 		}
 		ci.field = p
 	}
-	if ci.o.Header == "" {
-		ci.o.Header = DefaultHeader
+	if o.Header != "" {
+		if err := checkHeader(o.Header); err != nil {
+			return nil, fmt.Errorf("grpcidem: ClientOptions.Header: %w", err)
+		}
 	}
-	if err := checkHeader(ci.o.Header); err != nil {
-		return nil, fmt.Errorf("grpcidem: ClientOptions.Header: %w", err)
-	}
-	if ci.o.Client == nil {
-		c, err := idem.New(idem.Options{})
+	if o.Client != nil {
+		if o.MaxAttempts != 0 || o.BaseDelay != 0 || o.MaxDelay != 0 || o.MaxRetryDelay != 0 || o.AttemptTimeout != 0 || o.Budget != (idem.BudgetOptions{}) {
+			return nil, errors.New("grpcidem: ClientOptions sets retry fields beside a Client; set them in the Client's idem.Options")
+		}
+		h := strings.ToLower(o.Client.KeyHeader())
+		switch {
+		case h == "":
+			return nil, errors.New("grpcidem: ClientOptions.Client puts keys in a JSON body (BodyKey); a gRPC call's key goes in its metadata or KeyField")
+		case o.Header != "" && o.Header != h:
+			return nil, fmt.Errorf("grpcidem: ClientOptions.Header is %q but the Client sends keys in %q", o.Header, h)
+		}
+		if err := checkHeader(h); err != nil {
+			return nil, fmt.Errorf("grpcidem: the Client's key header: %w", err)
+		}
+		ci.header = h
+	} else {
+		ci.header = o.Header
+		if ci.header == "" {
+			ci.header = DefaultHeader
+		}
+		c, err := idem.New(idem.Options{
+			Transport: NewTransport(nil), Header: ci.header,
+			MaxAttempts: o.MaxAttempts, BaseDelay: o.BaseDelay, MaxDelay: o.MaxDelay,
+			MaxRetryAfter: o.MaxRetryDelay, AttemptTimeout: o.AttemptTimeout, Budget: o.Budget,
+		})
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("grpcidem: ClientOptions: %w", err)
 		}
 		ci.o.Client = c
 	}
 	if ci.o.NewKey == nil {
 		ci.o.NewKey = idem.NewKey
 	}
-	if ci.o.MaxAttempts == 0 {
-		ci.o.MaxAttempts = 5
-	}
-	if ci.o.MaxDelay == 0 {
-		ci.o.MaxDelay = 10 * time.Second
-	}
-	if ci.o.BaseDelay == 0 {
-		ci.o.BaseDelay = min(200*time.Millisecond, ci.o.MaxDelay)
-	}
-	if ci.o.BaseDelay > ci.o.MaxDelay {
-		return nil, errors.New("grpcidem: ClientOptions.BaseDelay is above MaxDelay")
-	}
-	if ci.o.MaxRetryDelay == 0 {
-		ci.o.MaxRetryDelay = time.Minute
-	}
-	if ci.o.AttemptTimeout == 0 {
-		ci.o.AttemptTimeout = 30 * time.Second
-	}
 	return ci, nil
 }
 
 func (ci *clientInterceptor) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	if ctx.Value(resumedKey{}) != nil {
+		return invoker(ctx, method, req, reply, cc, opts...) // an attempt of a resumed call, keyed already
+	}
 	if ci.o.Methods != nil && !ci.o.Methods(method) {
 		return invoker(ctx, method, req, reply, cc, opts...)
 	}
@@ -240,8 +273,8 @@ func (ci *clientInterceptor) intercept(ctx context.Context, method string, req, 
 	var (
 		key      string
 		replayed *bool
-		ownCodec bool
 	)
+	e := &Error{Method: method}
 	for _, o := range opts {
 		switch o := o.(type) {
 		case keyOption:
@@ -249,102 +282,128 @@ func (ci *clientInterceptor) intercept(ctx context.Context, method string, req, 
 		case replayedOption:
 			replayed = o.to
 		case grpc.ForceCodecCallOption, grpc.ForceCodecV2CallOption, grpc.ContentSubtypeCallOption:
-			ownCodec = true
+			e.Err = ErrOwnCodec
+			return e
 		}
 	}
-	e := &Error{Method: method}
-	key, msg, ctx, err := ci.place(ctx, method, key, msg)
+	key, msg, err := ci.place(ctx, method, key, msg)
 	e.Key = key
 	if err != nil {
 		e.Err = err
 		return e
 	}
-	payload := any(msg)
-	if !ownCodec {
-		b, err := deterministic.Marshal(msg)
-		if err != nil {
+	body, err := deterministic.Marshal(msg)
+	if err != nil {
+		e.Err = err
+		return e
+	}
+	hreq, lc := ci.request(ctx, method, key, body, cc, invoker, opts)
+	resp, err := ci.o.Client.Do(hreq)
+	if err != nil {
+		var ie *idem.Error
+		if !errors.As(err, &ie) {
 			e.Err = err
 			return e
 		}
-		// Its unknown fields are the encoded request, sent verbatim by any
-		// protobuf codec: the same bytes on every attempt.
-		frozen := &emptypb.Empty{}
-		frozen.ProtoReflect().SetUnknown(b)
-		payload = frozen
-	}
-	var header metadata.MD
-	callOpts := append(opts[:len(opts):len(opts)], grpc.Header(&header))
-	var lastCost int
-	for attempt := 1; ; attempt++ {
-		header = nil
-		actx, cancel := ci.attemptContext(ctx)
-		err := invoker(actx, method, payload, reply, cc, callOpts...)
-		cancel()
-		e.Attempts = attempt
-		if replayed != nil {
-			*replayed = len(header.Get(ReplayedHeader)) > 0 && header.Get(ReplayedHeader)[0] == "true"
+		e.Key, e.Attempts, e.Err = ie.Key, ie.Attempts, ie.Err
+		if ie.Attempts > 0 && !lc.reached.Load() && !errors.Is(ie.Err, context.Canceled) && !errors.Is(ie.Err, context.DeadlineExceeded) {
+			e.Err = fmt.Errorf("%w: %v", ErrNotGRPCTransport, ie.Err)
 		}
-		if err == nil {
-			if attempt == 1 {
-				ci.budget.refund(ci.budget.opts.SuccessRefund)
-			} else {
-				ci.budget.refund(lastCost)
+		if ie.StatusCode != 0 {
+			e.Status = lastStatus(ie.Header, ie.Body)
+			if replayed != nil {
+				*replayed = ie.Header.Get(ReplayedHeader) == "true"
 			}
-			return nil
 		}
-		st := status.Convert(err)
-		e.Status = st
-		if cerr := ctx.Err(); cerr != nil {
-			e.Err = context.Cause(ctx)
-			return e
-		}
-		switch classify(st) {
-		case reused:
-			e.Err = idem.ErrKeyReused
-			return e
-		case final:
-			return err
-		}
-		if attempt >= ci.o.MaxAttempts {
-			e.Err = idem.ErrRetriesExhausted
-			return e
-		}
-		wait := delay(st, attempt, ci.o.BaseDelay, ci.o.MaxDelay, ci.o.MaxRetryDelay)
-		if dl, ok := ctx.Deadline(); ok && !time.Now().Add(wait).Before(dl) {
-			e.Err = idem.ErrDeadline
-			return e
-		}
-		cost, ok := ci.budget.take(st.Code() == codes.DeadlineExceeded)
-		if !ok {
-			e.Err = idem.ErrBudgetExhausted
-			return e
-		}
-		lastCost = cost
-		if err := sleep(ctx, wait); err != nil {
-			ci.budget.refund(cost) // the retry is never sent
-			e.Err = err
-			return e
-		}
+		return e
 	}
+	if replayed != nil {
+		*replayed = resp.Replayed
+	}
+	st, err := statusOf(resp.Header, resp.Body)
+	switch {
+	case err != nil:
+		e.Attempts, e.Err = resp.Attempts, err
+		if !lc.reached.Load() && !resp.FromJournal {
+			e.Err = fmt.Errorf("%w: %v", ErrNotGRPCTransport, err)
+		}
+		return e
+	case st != nil:
+		return st.Err() // the server's final answer, as it gave it
+	}
+	return proto.Unmarshal(resp.Body, reply.(proto.Message))
 }
 
-// place returns the call's key and the request to send, and ctx with the
-// key in the outgoing metadata (unless it goes in KeyField). The key is
-// given (Key), or already in place, or derived from the key ctx's work
-// holds, or minted.
-func (ci *clientInterceptor) place(ctx context.Context, method, key string, msg proto.Message) (string, proto.Message, context.Context, error) {
+// request returns the HTTP request that stands for the call in idem's
+// client: POST grpc:///method, the call's target as its Host, the
+// outgoing metadata as its header with the key in the Client's key
+// header, the encoded request as its body; and the live call its context
+// carries to the Transport.
+func (ci *clientInterceptor) request(ctx context.Context, method, key string, body []byte, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts []grpc.CallOption) (*http.Request, *liveCall) {
+	lc := &liveCall{invoker: invoker, cc: cc, opts: opts}
+	h := make(http.Header)
+	if md, ok := metadata.FromOutgoingContext(ctx); ok {
+		for k, vals := range md {
+			if k == ci.header {
+				continue // the key, set below
+			}
+			for _, v := range vals {
+				h.Add(k, v)
+			}
+		}
+	}
+	h.Set(ci.header, key)
+	if ci.field != nil {
+		h.Set(keyFieldHeader, ci.header)
+	}
+	var target string
+	if cc != nil {
+		target = cc.Target()
+	}
+	hreq := (&http.Request{
+		Method:        http.MethodPost,
+		URL:           &url.URL{Scheme: Scheme, Path: method},
+		Host:          target,
+		Header:        h,
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		ContentLength: int64(len(body)),
+		GetBody:       func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
+	}).WithContext(context.WithValue(ctx, liveCallKey{}, lc))
+	return hreq, lc
+}
+
+// lastStatus is the status of the last answer an *idem.Error describes:
+// its encoding, or, cut short by the Client's MaxErrorBody, its code
+// alone.
+func lastStatus(h http.Header, body []byte) *status.Status {
+	if st, err := statusOf(h, body); err == nil {
+		if st == nil {
+			return status.New(codes.OK, "")
+		}
+		return st
+	}
+	if code, err := strconv.ParseUint(h.Get(StatusHeader), 10, 32); err == nil {
+		return status.New(codes.Code(code), "grpcidem: the status's details were cut to the client's MaxErrorBody")
+	}
+	return nil
+}
+
+// place returns the call's key and the request to send (in a copy, with
+// the key in KeyField). The key is given (Key), or already in place, or
+// derived from the key ctx's work holds, or minted.
+func (ci *clientInterceptor) place(ctx context.Context, method, key string, msg proto.Message) (string, proto.Message, error) {
 	var inPlace string
 	if ci.field != nil {
 		v, err := ci.field.get(msg.ProtoReflect())
 		if err != nil {
-			return key, msg, ctx, err
+			return key, msg, err
 		}
 		inPlace = v
 	} else if md, ok := metadata.FromOutgoingContext(ctx); ok {
-		if vals := md.Get(ci.o.Header); len(vals) > 0 {
+		if vals := md.Get(ci.header); len(vals) > 0 {
 			inPlace = vals[0]
 			if key != "" && key != inPlace {
-				return key, msg, ctx, fmt.Errorf("%w: the call's metadata carries another key than grpcidem.Key gives", idem.ErrInvalidKey)
+				return key, msg, fmt.Errorf("%w: the call's metadata carries another key than grpcidem.Key gives", idem.ErrInvalidKey)
 			}
 		}
 	}
@@ -359,37 +418,10 @@ func (ci *clientInterceptor) place(ctx context.Context, method, key string, msg 
 		}
 	}
 	if _, err := idem.ParseKey(key); err != nil {
-		return key, msg, ctx, err
+		return key, msg, err
 	}
-	switch {
-	case ci.field != nil && inPlace != key:
+	if ci.field != nil && inPlace != key {
 		msg = ci.field.set(msg, key)
-	case ci.field == nil && inPlace == "":
-		ctx = metadata.AppendToOutgoingContext(ctx, ci.o.Header, key)
 	}
-	return key, msg, ctx, nil
-}
-
-// attemptContext returns the context of one attempt: ctx bounded by
-// AttemptTimeout.
-func (ci *clientInterceptor) attemptContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if ci.o.AttemptTimeout < 0 {
-		return ctx, func() {}
-	}
-	return context.WithTimeout(ctx, ci.o.AttemptTimeout)
-}
-
-// sleep waits d, or until ctx ends, and then returns ctx's cause.
-func sleep(ctx context.Context, d time.Duration) error {
-	if d <= 0 {
-		return nil
-	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return nil
-	case <-ctx.Done():
-		return context.Cause(ctx)
-	}
+	return key, msg, nil
 }

@@ -66,8 +66,12 @@ func (f *fake) invoke(ctx context.Context, _ string, req, reply any, _ *grpc.Cli
 			}
 		}
 	}
-	if err == nil {
-		proto.Merge(reply.(proto.Message), &testpb.ChargeReply{Id: "ch_1"})
+	if err == nil { // as a codec would: the reply's bytes into the reply given
+		b, merr := proto.Marshal(&testpb.ChargeReply{Id: "ch_1"})
+		if merr != nil {
+			return merr
+		}
+		return proto.Unmarshal(b, reply.(proto.Message))
 	}
 	return err
 }
