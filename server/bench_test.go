@@ -2,14 +2,17 @@ package server_test
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/idemhq/idem/server"
+	"github.com/idemhq/idem/server/memstore"
 )
 
 // discardWriter is a reusable ResponseWriter, so the benchmarks measure the
@@ -35,13 +38,19 @@ var benchHandler = http.HandlerFunc(func(w http.ResponseWriter, r *http.Request)
 
 // BenchmarkMiddleware measures, without a network, a bare handler, the
 // middleware with memstore on a first execution (a fresh key each
-// operation) and on a replay. The first executions' outcomes are kept for
-// a millisecond only, so the store never fills up (memstore refuses new
-// keys when full); every answer must be the handler's 201.
+// operation), the same with memstore wrapped as a [server.Transactor]
+// (the shape of a transactional store: a unit of work begun under a
+// start limit, and committed), and a replay. The first executions'
+// outcomes are kept for a millisecond only, so the store never fills up
+// (memstore refuses new keys when full); every answer must be the
+// handler's 201. Besides time and allocations it reports the process's
+// CPU time per operation (cpu-µs/op: user and system, all goroutines,
+// the runtime's included).
 //
 //	go test -run '^$' -bench BenchmarkMiddleware -benchmem ./server/
 func BenchmarkMiddleware(b *testing.B) {
 	first := server.Middleware(newMemstore(), server.Options{SingleTenant: true, Retention: time.Millisecond})
+	firstTx := server.Middleware(benchTx{newMemstore()}, server.Options{SingleTenant: true, Retention: time.Millisecond})
 	replay := server.Middleware(newMemstore(), server.Options{SingleTenant: true})
 	cases := []struct {
 		name     string
@@ -50,6 +59,7 @@ func BenchmarkMiddleware(b *testing.B) {
 	}{
 		{"bare", benchHandler, true},
 		{"first", first(benchHandler), true},
+		{"first-tx", firstTx(benchHandler), true},
 		{"replay", replay(benchHandler), false},
 	}
 	runs := 0 // testing runs each case several times, growing b.N
@@ -81,16 +91,48 @@ func BenchmarkMiddleware(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
+			cpu := processCPU()
 			for i := range b.N {
 				serve(i)
 			}
 			b.StopTimer()
+			b.ReportMetric(float64(processCPU()-cpu)/float64(b.N)/1e3, "cpu-µs/op")
 			if w.status != http.StatusCreated {
 				b.Fatalf("the last answer was %d, not the handler's 201", w.status)
 			}
 		})
 	}
 }
+
+// processCPU returns the CPU time the process has used, user and system.
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// benchTx is memstore as a Transactor whose units of work hold nothing: a
+// Commit completes the claim, a Rollback does nothing (the key is
+// released after it).
+type benchTx struct{ *memstore.Store }
+
+type benchWork struct {
+	s     *memstore.Store
+	k     server.Key
+	token string
+}
+
+func (t benchTx) BeginWork(ctx context.Context, k server.Key, token string) (context.Context, server.Work, error) {
+	return ctx, &benchWork{t.Store, k, token}, nil
+}
+
+func (w *benchWork) Commit(ctx context.Context, resp server.StoredResponse, retention time.Duration) error {
+	return w.s.Complete(ctx, w.k, w.token, resp, retention)
+}
+
+func (w *benchWork) Rollback(context.Context) error { return nil }
 
 // BenchmarkFingerprint measures fingerprinting a small JSON request.
 //
