@@ -5,8 +5,11 @@ package pgstore
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"time"
 
@@ -66,7 +69,10 @@ const DefaultTakeover = 30 * time.Second
 // makes this work's Commit fail with [server.ErrLeaseLost] and roll back.
 //
 // The lock's 64-bit key is the start of a SHA-256 of the table, scope and
-// key, so clients cannot choose keys whose locks collide. Two different
+// key, so clients cannot choose keys whose locks collide. It is computed
+// in Go from the table's OID, which the Store learns on its first
+// ClaimWork (a second round trip, once) and again if the table is created
+// anew; its value is the one earlier versions computed in SQL. Two different
 // keys whose locks collide all the same only make one wait (in flight)
 // while the other runs; they never run as one, since each keeps its own
 // record.
@@ -135,35 +141,100 @@ func (s *Store) ClaimWork(ctx context.Context, k server.Key, fingerprint string)
 
 // lockAndLookup runs BEGIN, the lock statement and the lookup pipelined in
 // one round trip, and reports whether the lock was taken and the key's
-// record, if found.
+// record, if found. The lock's key is computed here, once, from the
+// table's OID as last seen; if the table's OID is not that one (the
+// first claim of the Store, or the table was created again), the lock
+// statement takes nothing, and the lock and the lookup are sent again in
+// the same transaction with the OID it reported: a second round trip, on
+// that path only.
 func (s *Store) lockAndLookup(ctx context.Context, conn *pgxpool.Conn, k server.Key) (locked bool, row lookupRow, found bool, err error) {
+	inSQL := !isASCII(k.Scope) || !isASCII(k.Key)
+	if inSQL && conn.Conn().PgConn().ParameterStatus("server_encoding") == "UTF8" {
+		inSQL = false // Go's bytes are the server's
+	}
+	oid := s.tableOID.Load()
+	for attempt := range 2 {
+		var seen uint32
+		var got *bool
+		got, seen, row, found, err = s.lockOnce(ctx, conn, k, oid, inSQL, attempt == 0)
+		if err != nil || got != nil {
+			return got != nil && *got, row, found, err
+		}
+		// The table's OID was not oid: nothing was locked.
+		s.tableOID.Store(seen)
+		oid = seen
+	}
+	return false, row, false, errors.New("pgstore: claim: the table's OID changed while the lock was taken")
+}
+
+// lockOnce sends the lock statement for the table OID oid, after BEGIN if
+// begin, and the lookup after it, in one round trip. locked is nil when
+// the lock statement took nothing because the table's OID is not oid;
+// seen is the OID it found.
+func (s *Store) lockOnce(ctx context.Context, conn *pgxpool.Conn, k server.Key, oid uint32, inSQL, begin bool) (locked *bool, seen uint32, row lookupRow, found bool, err error) {
 	b := &pgx.Batch{}
-	args := []any{k.Scope, k.Key} // shared by the two statements, which only read them
-	b.Queue(s.q.begin)
-	b.Queue(s.q.lock, args...)
-	b.Queue(s.q.lookup, args...)
+	if begin {
+		b.Queue(s.q.begin)
+	}
+	if inSQL {
+		b.Queue(s.q.lockInSQL, k.Scope, k.Key)
+	} else {
+		b.Queue(s.q.lock, lockKeyOf(oid, k), oid)
+	}
+	b.Queue(s.q.lookup, k.Scope, k.Key)
 	br := conn.SendBatch(ctx, b)
 	defer func() {
 		if cerr := br.Close(); err == nil {
 			err = cerr
 		}
 	}()
-	if _, err = br.Exec(); err != nil {
-		return false, row, false, err
+	if begin {
+		if _, err = br.Exec(); err != nil {
+			return nil, 0, row, false, err
+		}
 	}
 	var settings string
-	if err = br.QueryRow().Scan(&locked, &settings); err != nil {
-		return false, row, false, err
+	if err = br.QueryRow().Scan(&locked, &seen, &settings); err != nil {
+		return nil, 0, row, false, err
 	}
 	err = br.QueryRow().Scan(&row.fingerprint, &row.token, &row.completed, &row.status,
 		&row.header, &row.body, &row.expiresAt, &row.expired)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		return locked, row, false, nil
+		return locked, seen, row, false, nil
 	case err != nil:
-		return false, row, false, err
+		return nil, 0, row, false, err
 	}
-	return locked, row, true, nil
+	return locked, seen, row, true, nil
+}
+
+// lockKeyOf is the advisory lock key of k in the table whose OID is oid,
+// the value lockKey computes in SQL: the first 8 bytes of the SHA-256 of
+// the OID in decimal, a colon, the scope's length in bytes, a colon, the
+// scope and the key, read as a big-endian signed 64-bit integer.
+func lockKeyOf(oid uint32, k server.Key) int64 {
+	var buf [64]byte
+	h := sha256.New()
+	p := strconv.AppendUint(buf[:0], uint64(oid), 10)
+	p = append(p, ':')
+	p = strconv.AppendInt(p, int64(len(k.Scope)), 10)
+	p = append(p, ':')
+	h.Write(p)
+	io.WriteString(h, k.Scope)
+	io.WriteString(h, k.Key)
+	var sum [sha256.Size]byte
+	return int64(binary.BigEndian.Uint64(h.Sum(sum[:0])[:8]))
+}
+
+// isASCII reports whether s is ASCII, the same bytes in every encoding
+// PostgreSQL serves.
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // endClaim ends the transaction of a claim that acquired nothing and puts

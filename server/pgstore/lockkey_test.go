@@ -45,3 +45,63 @@ func TestLockKeyIsSHA256(t *testing.T) {
 	}
 	s.Settle()
 }
+
+// TestLockKeyMatchesSQL: ClaimWork computes the lock key in Go, and it is
+// the value the SQL expression of earlier versions (and of the claim and
+// takeover statements) computes, so that during a rolling deploy a
+// process of either kind finds the key held by the other: a transaction
+// holding the lock by the SQL expression makes ClaimWork report the key
+// running, and the lock ClaimWork holds makes the SQL expression's try
+// fail.
+func TestLockKeyMatchesSQL(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, pool := newTestStore(t, pgstore.Options{Transactional: true})
+	for _, k := range []server.Key{
+		{Scope: "tenant", Key: "pay-1"},
+		{Scope: "ünïcode ✓", Key: "k"},
+		{Scope: "", Key: "only-key"},
+	} {
+		// Held the old way: ClaimWork must not acquire.
+		tx, err := pool.Begin(ctx)
+		require.NoError(t, err)
+		var took bool
+		require.NoError(t, tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock("+s.LockKey()+")", k.Scope, k.Key).Scan(&took))
+		require.True(t, took)
+		c, _, _ := claimWork(t, s, k, "fp")
+		assert.False(t, c.Acquired, "%+v: acquired while the SQL-keyed lock is held", k)
+		require.NoError(t, tx.Rollback(ctx))
+		s.Settle()
+
+		// Held by ClaimWork: the old way cannot take it.
+		c, _, w := claimWork(t, s, k, "fp")
+		require.True(t, c.Acquired, "%+v", k)
+		require.NoError(t, pool.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock("+s.LockKey()+")", k.Scope, k.Key).Scan(&took))
+		assert.False(t, took, "%+v: the SQL-keyed lock was free while ClaimWork held the key", k)
+		require.NoError(t, w.Rollback(ctx))
+	}
+}
+
+// TestLockKeyAfterTableRecreated: the lock key depends on the table's
+// OID, which ClaimWork remembers; once the table is dropped and created
+// again its locks follow the new OID, as the SQL expression's do.
+func TestLockKeyAfterTableRecreated(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s, pool := newTestStore(t, pgstore.Options{Transactional: true})
+	k := server.Key{Scope: "tenant", Key: "again"}
+	c, _, w := claimWork(t, s, k, "fp")
+	require.True(t, c.Acquired)
+	require.NoError(t, w.Rollback(ctx))
+
+	_, err := pool.Exec(ctx, "DROP TABLE "+s.Table())
+	require.NoError(t, err)
+	require.NoError(t, s.Migrate(ctx))
+
+	c, _, w = claimWork(t, s, k, "fp")
+	require.True(t, c.Acquired)
+	var took bool
+	require.NoError(t, pool.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock("+s.LockKey()+")", k.Scope, k.Key).Scan(&took))
+	assert.False(t, took, "the lock does not follow the new table's OID")
+	require.NoError(t, w.Rollback(ctx))
+}

@@ -53,11 +53,12 @@ type queries struct {
 	running  string
 
 	// The statements of ClaimWork (see claimwork.go).
-	begin  string
-	lock   string
-	lookup string
-	insert string
-	record string
+	begin     string
+	lock      string
+	lockInSQL string
+	lookup    string
+	insert    string
+	record    string
 
 	// workSettings, run after begin by BeginWork, sets what the work's
 	// transaction needs for itself (Options.IdleInTransaction); empty when
@@ -228,7 +229,22 @@ SELECT count(*) FROM gone WHERE gone.async`,
 	// (Options.Takeover) and the work's idle timeout
 	// (Options.IdleInTransaction), as one text column.
 	idle := idleSettings(opts.IdleInTransaction)
-	q.lock = `SELECT pg_try_advisory_xact_lock(` + lockKey + `), ` + settingsColumn(append(takeoverSettings(opts.Takeover), idle...))
+	//
+	// The lock's key is computed in Go (see lockKeyOf), from the table's
+	// OID as the Store last saw it ($2), and the statement takes the lock
+	// ($1) only if that is still the table's OID: otherwise it takes
+	// nothing, returns NULL and the OID it found, and ClaimWork computes
+	// the key again and sends the statement again in the same
+	// transaction. The value is the one lockKey computes in SQL, which
+	// the claim and takeover statements still use: processes of either
+	// kind take the same lock for one key.
+	q.lock = `SELECT CASE WHEN '{{table}}'::regclass::oid = $2::oid THEN pg_try_advisory_xact_lock($1) END,
+       '{{table}}'::regclass::oid, ` + settingsColumn(append(takeoverSettings(opts.Takeover), idle...))
+	// lockInSQL is the lock statement with its key computed in SQL, for a
+	// scope or key that is not ASCII in a database whose encoding is not
+	// UTF-8: lockKey hashes the text converted to UTF-8 but counts the
+	// scope's bytes in the server's encoding, which Go cannot know.
+	q.lockInSQL = `SELECT pg_try_advisory_xact_lock(` + lockKey + `), '{{table}}'::regclass::oid, ` + settingsColumn(append(takeoverSettings(opts.Takeover), idle...))
 	if len(idle) > 0 {
 		q.workSettings = `SELECT ` + settingsColumn(idle)
 	}
@@ -295,6 +311,7 @@ SELECT 1 / count(*)::integer FROM done WHERE done.sync`
 	q.release = r.Replace(q.release)
 	q.purge = r.Replace(q.purge)
 	q.lock = r.Replace(q.lock)
+	q.lockInSQL = r.Replace(q.lockInSQL)
 	q.lookup = r.Replace(q.lookup)
 	q.stats, q.running = statsQueries(t.quoted)
 	q.insert = r.Replace(q.insert)

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -45,6 +46,9 @@ type Store struct {
 	// via is the pool the statements run on: pool, or one of the
 	// Store's own when pool's connections go through a pooler.
 	via via
+	// tableOID is the table's OID as ClaimWork last saw it, 0 before:
+	// the lock keys are computed from it (see lockKeyOf).
+	tableOID atomic.Uint32
 }
 
 // New returns a Store keeping its records in opts.Table through pool. It
