@@ -42,8 +42,11 @@ type attempt struct {
 	log        *slog.Logger
 	detached   detached // the claim's context (start.go), never cancelled
 	cancel     context.CancelCauseFunc
-	limit      *time.Timer // the work limit's (start.go: bound), or nil
-	slots      slots       // the admission slot held, or nil (start.go)
+	limits     *deadlines // the work limit's queue (start.go: bound); nil: a timer of limit's own
+	limit      deadline   // the work limit, armed if limited
+	limited    bool
+	starting   deadline // the start limit (start.go), in claimer.starts
+	slots      slots    // the admission slot held, or nil (start.go)
 	obs        *Observer
 
 	renewer    *renewer    // nil: timer schedules renewal
@@ -103,8 +106,8 @@ const (
 // is still made (it is fenced, and fails), and the result is lost.
 func (a *attempt) end(o outcome) (endResult, error) {
 	wasLost := a.stopRenewal()
-	if a.limit != nil {
-		a.limit.Stop()
+	if a.limited {
+		a.limits.stop(&a.limit)
 	}
 	if a.cancel != nil {
 		defer a.cancel(nil)

@@ -34,7 +34,7 @@ type answer struct {
 	inWork bool // answered by ClaimWork: no token, no lease
 	ctx    context.Context
 	work   Work
-	late   *time.Timer
+	late   *deadline // in claimer.starts
 	cancel context.CancelCauseFunc
 }
 
@@ -72,6 +72,8 @@ type claimer struct {
 	workLimit  time.Duration   // how long work may run (start.go: bound)
 	shutdown   <-chan struct{} // closed when the service shuts down; nil: never
 	slots      slots           // nil: no bound on running work
+	starts     *deadlines      // the start limit's queue; nil: a timer per start
+	limits     *deadlines      // the work limit's queue; nil: a timer per attempt
 	log        *slog.Logger
 	renewer    *renewer  // nil: each attempt renews on a timer of its own
 	local      *flights  // nil: no local runs to wake waiters
@@ -140,18 +142,22 @@ func (cl *claimer) askContext(ctx context.Context) context.Context {
 // does not claim within its unit of work (errors.ErrUnsupported).
 func (cl *claimer) askWork(ctx context.Context, k Key, fp string) (a answer, asked bool, err error) {
 	cctx, cancel := context.WithCancelCause(ctx)
-	late := time.AfterFunc(cl.startLimit, func() { cancel(ErrOverloaded) })
+	late := new(deadline)
+	if b, ok := ctx.(*workBase); ok {
+		late = &b.starting // stopped before the next ask arms it again
+	}
+	cl.starts.arm(late, cl.startLimit, ErrOverloaded, cancel)
 	began := cl.obs.timing()
 	c, wctx, work, err := cl.works.ClaimWork(cctx, k, fp)
 	if errors.Is(err, errors.ErrUnsupported) {
-		late.Stop()
+		cl.starts.stop(late)
 		cancel(nil)
 		return answer{}, false, nil
 	}
 	cl.observeClaim(ctx, k, began, err, c.Acquired, work, "")
 	if err == nil && c.Acquired {
 		if work == nil || wctx == nil {
-			late.Stop()
+			cl.starts.stop(late)
 			cancel(nil)
 			if work != nil {
 				work.Rollback(ctx)
@@ -160,7 +166,7 @@ func (cl *claimer) askWork(ctx context.Context, k Key, fp string) (a answer, ask
 		}
 		return answer{Claim: c, inWork: true, ctx: wctx, work: work, late: late, cancel: cancel}, true, nil
 	}
-	fired := !late.Stop()
+	fired := !cl.starts.stop(late)
 	cancel(nil)
 	if err != nil && fired && ctx.Err() == nil {
 		err = ErrOverloaded

@@ -86,9 +86,10 @@ func (c *deadlineCtx) stop() {
 // key ([KeyFrom]) and the client's context ([ClientContext]), answered
 // without an allocation. ask is the context of one Store.Claim (claim.go).
 type workBase struct {
-	client context.Context
-	key    held.Key
-	ask    deadlineCtx
+	client   context.Context
+	key      held.Key
+	ask      deadlineCtx
+	starting deadline // the start limit of a ClaimWork (claim.go: askWork)
 }
 
 func (*workBase) Deadline() (time.Time, bool) { return time.Time{}, false }

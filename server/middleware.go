@@ -107,6 +107,10 @@ func Middleware(store Store, opts Options) func(http.Handler) http.Handler {
 	cl.lease, cl.renewEvery, cl.wait, cl.startLimit = cfg.lease, cfg.renewEvery, cfg.wait, cfg.startLimit
 	cl.workLimit, cl.shutdown = cfg.workLimit, cfg.shutdown
 	cl.slots, cl.log, cl.renewer, cl.obs = newSlots(cfg.maxConcurrent), cfg.log, newRenewer(cfg.renewEvery), cfg.obs
+	cl.starts = newDeadlines(cfg.startLimit, ErrOverloaded)
+	if cfg.workLimit > 0 {
+		cl.limits = newDeadlines(cfg.workLimit, ErrWorkTimeout)
+	}
 	routes := make(map[string]*routeConfig, len(opts.Routes))
 	for pattern, ro := range opts.Routes {
 		rcfg, err := opts.forRoute(ro).config()

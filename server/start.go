@@ -125,7 +125,8 @@ func (cl *claimer) start(a *attempt, parent context.Context, k Key, ans answer) 
 		if cl.slots == nil && (a.inWork || cl.tx == nil) {
 			return ctx, nil // nothing to wait for
 		}
-		late = time.AfterFunc(cl.startLimit, func() { a.cancel(ErrOverloaded) })
+		late = &a.starting
+		cl.starts.arm(late, cl.startLimit, ErrOverloaded, a.cancel)
 	}
 	err := cl.slots.take(ctx)
 	if err == nil {
@@ -141,7 +142,7 @@ func (cl *claimer) start(a *attempt, parent context.Context, k Key, ans answer) 
 			ctx, a.work = wctx, work // a nil Work: the work runs outside the store
 		}
 	}
-	if !late.Stop() {
+	if !cl.starts.stop(late) {
 		// Too late, whether or not the work began: end rolls it back.
 		return nil, ErrOverloaded
 	}
@@ -171,12 +172,13 @@ const DefaultWorkTimeout = 2 * time.Minute
 // bound bounds the work of a, whose context is ctx, on the server's side,
 // since the client's going away no longer does: a's context is cancelled
 // with cause ErrWorkTimeout after cl.workLimit, and with ErrShutdown when
-// cl.shutdown is closed. Both end with a (end stops the timer; the watch
-// ends when ctx does).
+// cl.shutdown is closed. Both end with a (end stops the limit; the watch
+// ends when ctx does). The limit is the middleware's queue (cl.limits),
+// or a timer of a's own.
 func (cl *claimer) bound(a *attempt, ctx context.Context) {
 	if cl.workLimit > 0 {
-		cancel := a.cancel
-		a.limit = time.AfterFunc(cl.workLimit, func() { cancel(ErrWorkTimeout) })
+		a.limits, a.limited = cl.limits, true
+		cl.limits.arm(&a.limit, cl.workLimit, ErrWorkTimeout, a.cancel)
 	}
 	if cl.shutdown != nil {
 		go func(done <-chan struct{}, cancel context.CancelCauseFunc) {

@@ -1,0 +1,142 @@
+// This file holds deadlines, the one queue per middleware and bound that
+// cancels work past its start limit or its work limit, so that a request
+// pays for neither a timer nor a closure of its own.
+
+package server
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// deadlines cancels contexts at fixed durations after they join it: a
+// middleware's work past Options.WorkTimeout, or its work that has not
+// started within Options.StartTimeout. Every deadline in one queue is the
+// same duration after it was armed, so the queue is in the order of its
+// deadlines: a deadline joins at the tail in constant time, leaves from
+// anywhere in constant time, and only the head can be due. One timer, set
+// when a deadline joins and none is set, fires for the earliest deadline
+// queued then, cancels every due deadline's context with the queue's
+// cause, and sets itself for the next head, or lapses if there is none.
+// Each context is cancelled at its own deadline, as with a timer of its
+// own, and a request that ends in time touches no timer: the one timer
+// fires once per duration at most while requests keep coming.
+//
+// The timer is made in the goroutine that arms the first deadline, so
+// under testing/synctest a middleware belongs to the bubble it first runs
+// work in, as its renewer does.
+//
+// A nil *deadlines queues nothing: arm gives each deadline a timer of its
+// own (RunOnce, which has no middleware to share a queue with).
+//
+// A deadlines is safe for concurrent use.
+type deadlines struct {
+	after  time.Duration // every deadline's distance from its arming
+	cause  error         // the cause its contexts are cancelled with
+	expire func()        // q.fire, bound once
+
+	mu         sync.Mutex
+	head, tail *deadline
+	timer      *time.Timer // set to fire, or firing; nil: none
+}
+
+// newDeadlines returns a queue that cancels with cause after d.
+func newDeadlines(d time.Duration, cause error) *deadlines {
+	q := &deadlines{after: d, cause: cause}
+	q.expire = q.fire
+	return q
+}
+
+// deadline is one bound on one context, living in its user (an attempt,
+// or the workBase of a claim) to save allocations. Each arm is followed
+// by one stop before the next arm.
+type deadline struct {
+	prev, next *deadline
+	at         time.Time
+	cancel     context.CancelCauseFunc
+	queued     bool        // in the queue, not yet due: guarded by deadlines.mu
+	timer      *time.Timer // without a queue
+}
+
+// arm cancels the context behind cancel with the queue's cause once its
+// duration has passed, unless stop comes first. On a nil q it does so by
+// a timer of d's own, after and with cause.
+func (q *deadlines) arm(d *deadline, after time.Duration, cause error, cancel context.CancelCauseFunc) {
+	if q == nil {
+		d.timer = time.AfterFunc(after, func() { cancel(cause) })
+		return
+	}
+	d.cancel = cancel
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	d.at = time.Now().Add(q.after) // under the lock, so the queue stays in order
+	d.prev, d.next, d.queued = q.tail, nil, true
+	if q.tail != nil {
+		q.tail.next = d
+	} else {
+		q.head = d
+	}
+	q.tail = d
+	if q.timer == nil {
+		// Any deadline still queued is earlier than d; with none, the
+		// timer lapsed: set one for d.
+		q.timer = time.AfterFunc(q.after, q.expire)
+	}
+}
+
+// stop disarms d. It reports whether d was disarmed before its deadline:
+// false means its context has been cancelled (or, without a queue, is
+// being cancelled), as time.Timer.Stop reports for an AfterFunc timer.
+func (q *deadlines) stop(d *deadline) bool {
+	if q == nil {
+		return d.timer.Stop()
+	}
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if !d.queued {
+		return false
+	}
+	q.unlink(d)
+	return true
+}
+
+// unlink takes d out of the queue. The caller holds q.mu.
+func (q *deadlines) unlink(d *deadline) {
+	if d.prev != nil {
+		d.prev.next = d.next
+	} else {
+		q.head = d.next
+	}
+	if d.next != nil {
+		d.next.prev = d.prev
+	} else {
+		q.tail = d.prev
+	}
+	d.prev, d.next, d.queued = nil, nil, false
+}
+
+// fire runs on the queue's timer, at the deadline it was set for (the
+// head's when it was set; that deadline may have been stopped since). It
+// cancels the due contexts and sets the timer for the next head, a later
+// deadline, or lets it lapse. Each firing is at the deadline of one armed
+// deadline, so the firings are at most the deadlines armed.
+func (q *deadlines) fire() {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	now := time.Now()
+	for q.head != nil && !now.Before(q.head.at) {
+		d := q.head
+		q.unlink(d)
+		// Cancelled under the lock, so that a stop that finds d gone
+		// knows its context is cancelled. Cancelling runs no code of the
+		// work's (context.AfterFunc runs its own goroutine).
+		d.cancel(q.cause)
+		d.cancel = nil
+	}
+	if q.head == nil {
+		q.timer = nil
+		return
+	}
+	q.timer.Reset(q.head.at.Sub(now))
+}

@@ -1,0 +1,131 @@
+package server_test
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/idemhq/idem/server"
+)
+
+// TestWorkTimeoutIsEachRequestsOwn: the requests of one middleware share
+// one queue for their work limit, and each is still cancelled at its own
+// WorkTimeout, counted from its own claim: requests that start a second
+// apart and run until cancelled each run exactly WorkTimeout, whether the
+// requests before them ended early (the queue's head leaves) or ran to
+// the limit; and a request that comes after the queue has emptied and its
+// timer lapsed is bounded as well. On a fake clock.
+func TestWorkTimeoutIsEachRequestsOwn(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const limit = 10 * time.Second
+		var mu sync.Mutex
+		took := map[string]time.Duration{}
+		causes := map[string]error{}
+		h := server.Middleware(newMemstore(), server.Options{SingleTenant: true, WorkTimeout: limit})(
+			http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				k, _ := server.KeyFrom(r.Context())
+				start := time.Now()
+				if k.Key == "early" { // leaves the queue's head before its deadline
+					time.Sleep(limit / 2)
+					w.WriteHeader(http.StatusCreated)
+					return
+				}
+				select { // bounded, so that a limit that never fires fails the test
+				case <-r.Context().Done():
+				case <-time.After(3 * limit):
+				}
+				mu.Lock()
+				took[k.Key], causes[k.Key] = time.Since(start), context.Cause(r.Context())
+				mu.Unlock()
+				http.Error(w, "aborted", http.StatusServiceUnavailable)
+			}))
+		keys := []string{"early", "w1", "w2", "w3"}
+		codes := make([]int, len(keys))
+		var wg sync.WaitGroup
+		for i, k := range keys {
+			wg.Go(func() { codes[i] = serveDirect(h, k, "x").Code })
+			time.Sleep(time.Second)
+		}
+		wg.Wait()
+		assert.Equal(t, []int{http.StatusCreated, 503, 503, 503}, codes)
+		for _, k := range keys[1:] {
+			assert.Equal(t, limit, took[k], "%s runs exactly WorkTimeout", k)
+			assert.ErrorIs(t, causes[k], server.ErrWorkTimeout, k)
+		}
+
+		// The queue is empty and its timer has lapsed: a new request sets
+		// a new one.
+		time.Sleep(time.Hour)
+		assert.Equal(t, http.StatusServiceUnavailable, serveDirect(h, "late", "x").Code)
+		assert.Equal(t, limit, took["late"])
+		assert.ErrorIs(t, causes["late"], server.ErrWorkTimeout)
+
+		// Requests that end in time are not cancelled, however many.
+		for i := range 100 {
+			k := "quick-" + strconv.Itoa(i)
+			assert.Equal(t, http.StatusCreated, serveDirect(server.Middleware(newMemstore(), server.Options{SingleTenant: true, WorkTimeout: limit})(
+				http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					time.Sleep(limit - time.Millisecond)
+					require.NoError(t, r.Context().Err())
+					w.WriteHeader(http.StatusCreated)
+				})), k, "x").Code)
+		}
+		idle()
+	})
+}
+
+// TestStartTimeoutIsEachRequestsOwn: the start limit is one queue per
+// middleware too, and each request waiting for a slot is refused at its
+// own StartTimeout, counted from its own claim, while the one that got
+// the slot runs on. On a fake clock.
+func TestStartTimeoutIsEachRequestsOwn(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const limit = 10 * time.Second
+		release := make(chan struct{})
+		h := server.Middleware(newMemstore(), server.Options{SingleTenant: true, MaxConcurrent: 1, StartTimeout: limit})(
+			http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				if k, _ := server.KeyFrom(r.Context()); k.Key == "holder" {
+					<-release
+				}
+				w.WriteHeader(http.StatusCreated)
+			}))
+		var wg sync.WaitGroup
+		holder := 0
+		wg.Go(func() { holder = serveDirect(h, "holder", "x").Code })
+		synctest.Wait()
+		var mu sync.Mutex
+		took := map[string]time.Duration{}
+		codes := map[string]int{}
+		for i := range 3 {
+			k := "waiter-" + strconv.Itoa(i)
+			wg.Go(func() {
+				start := time.Now()
+				code := serveDirect(h, k, "x").Code
+				mu.Lock()
+				took[k], codes[k] = time.Since(start), code
+				mu.Unlock()
+			})
+			time.Sleep(time.Second)
+		}
+		time.Sleep(limit)
+		close(release)
+		wg.Wait()
+		assert.Equal(t, http.StatusCreated, holder)
+		for i := range 3 {
+			k := "waiter-" + strconv.Itoa(i)
+			assert.Equal(t, http.StatusServiceUnavailable, codes[k], k)
+			assert.Equal(t, limit, took[k], "%s is refused at its own StartTimeout", k)
+		}
+		assert.Equal(t, http.StatusCreated, serveDirect(h, "waiter-0", "x").Code, "released: the retry runs")
+		idle()
+	})
+}
