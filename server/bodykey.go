@@ -36,7 +36,7 @@ func (h *handler) serveBodyKeyed(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, problemScopeUnavailable, OutcomeScopeUnavailable)
 		return
 	}
-	body, ok := h.bodyOrRefuse(w, r)
+	body, ok := h.bodyOrRefuse(w, r, nil) // not pooled: the handler may get it without a claim
 	if !ok {
 		return
 	}
@@ -57,5 +57,5 @@ func (h *handler) serveBodyKeyed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	stripped, _ := bodykey.Without(body, h.cfg.bodyKey)
-	h.serveKeyed(w, r, Key{Scope: scope, Key: k}, body, stripped)
+	h.serveKeyed(w, r, Key{Scope: scope, Key: k}, body, stripped, nil)
 }

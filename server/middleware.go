@@ -10,6 +10,9 @@ import (
 	"io"
 	"net/http"
 	"runtime/debug"
+	"sync"
+
+	"github.com/idemhq/idem/internal/held"
 )
 
 // Middleware returns net/http middleware that runs each request with an
@@ -199,26 +202,35 @@ func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.refuse(w, r, problemScopeUnavailable, OutcomeScopeUnavailable)
 		return
 	}
-	body, ok := h.bodyOrRefuse(w, r)
+	var buf *bodyBuf
+	if r.ContentLength > 0 && r.ContentLength <= min(maxPooledBody, h.cfg.maxBody) && r.Body != nil && r.Body != http.NoBody {
+		buf = bodyBufs.Get().(*bodyBuf)
+	}
+	body, ok := h.bodyOrRefuse(w, r, buf)
 	if !ok {
+		buf.put()
 		return
 	}
-	h.serveKeyed(w, r, Key{Scope: scope, Key: key}, body, body)
+	h.serveKeyed(w, r, Key{Scope: scope, Key: key}, body, body, buf)
 }
 
 // serveKeyed claims k for r, whose body is body and whose fingerprint
-// covers fpBody, and runs, replays or refuses it.
-func (h *handler) serveKeyed(w http.ResponseWriter, r *http.Request, k Key, body, fpBody []byte) {
+// covers fpBody, and runs, replays or refuses it. If body is read into
+// buf, buf is put back once r is answered (see bodyBuf).
+func (h *handler) serveKeyed(w http.ResponseWriter, r *http.Request, k Key, body, fpBody []byte, buf *bodyBuf) {
 	fp, err := h.cfg.fp.fingerprint(r, fpBody)
 	if err != nil {
 		if h.cfg.log != nil {
 			h.cfg.log.Debug("idem: body refused by the fingerprint rule", "method", r.Method, "path", r.URL.Path, "err", err)
 		}
 		h.refuse(w, r, problemBodyRefused, OutcomeBodyRefused)
+		buf.put()
 		return
 	}
-	base := newWorkBase(r.Context(), k)
-	ans, v, err := h.claims.claim(base, k, fp)
+	// One allocation holds the claim's context and, if the key is
+	// acquired, the whole first execution.
+	ex := &exchange{base: workBase{client: r.Context(), key: held.Key{Scope: k.Scope, Key: k.Key}}}
+	ans, v, err := h.claims.claim(&ex.base, k, fp)
 	switch {
 	case errors.Is(err, ErrOverloaded):
 		// ClaimWork did not claim and begin the work in time: refused
@@ -228,7 +240,7 @@ func (h *handler) serveKeyed(w http.ResponseWriter, r *http.Request, k Key, body
 		h.observe(r, storeResult(err))
 		h.storeFailed(w, r, k, "claim", err)
 	case v == claimAcquired:
-		h.run(w, r, base, k, fp, ans, body)
+		h.run(w, r, ex, k, fp, ans, body)
 	case v == claimReused && h.cfg.fp.onlyCheckDiffers(ans.Record.Fingerprint, fp):
 		h.refuse(w, r, problemCheckFailed, OutcomeKeyReused)
 	case v == claimReused:
@@ -238,6 +250,39 @@ func (h *handler) serveKeyed(w http.ResponseWriter, r *http.Request, k Key, body
 		h.replay(w, r, &ans.Record)
 	default:
 		h.refuse(w, r, problemInFlight, OutcomeInFlight)
+	}
+	if buf != nil {
+		// The handler has returned, and it may not read its body after
+		// (net/http's rule): one that does reads nothing, never the next
+		// request's. (A panic that leaves skips this: buf is dropped.)
+		ex.body.Reset(nil)
+		buf.put()
+	}
+}
+
+// maxPooledBody is the largest request body read into a pooled buffer.
+const maxPooledBody = 64 << 10
+
+// bodyBuf is a pooled buffer for a request body whose length is known: the
+// body is read for the fingerprint and handed to the handler through a
+// reader, and no store, observer or stored response keeps it, so its
+// storage is reused once the request is answered.
+type bodyBuf struct{ b []byte }
+
+var bodyBufs = sync.Pool{New: func() any { return new(bodyBuf) }}
+
+// take returns n bytes of the buffer's storage, grown if needed.
+func (buf *bodyBuf) take(n int) []byte {
+	if cap(buf.b) < n {
+		buf.b = make([]byte, n, max(n, 512))
+	}
+	return buf.b[:n]
+}
+
+// put gives buf back to the pool. A nil buf does nothing.
+func (buf *bodyBuf) put() {
+	if buf != nil {
+		bodyBufs.Put(buf)
 	}
 }
 
@@ -272,8 +317,8 @@ func (h *handler) scope(r *http.Request) (string, bool) {
 
 // bodyOrRefuse reads r's body, or answers r with the problem and reports
 // false.
-func (h *handler) bodyOrRefuse(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	body, p := h.readBody(r)
+func (h *handler) bodyOrRefuse(w http.ResponseWriter, r *http.Request, buf *bodyBuf) ([]byte, bool) {
+	body, p := h.readBody(r, buf)
 	if p != nil {
 		res := OutcomeBodyUnreadable
 		if p.status == http.StatusRequestEntityTooLarge {
@@ -285,8 +330,9 @@ func (h *handler) bodyOrRefuse(w http.ResponseWriter, r *http.Request) ([]byte, 
 	return body, true
 }
 
-// readBody reads the whole request body, up to the limit.
-func (h *handler) readBody(r *http.Request) ([]byte, *problem) {
+// readBody reads the whole request body, up to the limit, into buf's
+// storage if buf is not nil and the body's length is known.
+func (h *handler) readBody(r *http.Request, buf *bodyBuf) ([]byte, *problem) {
 	if r.Body == nil || r.Body == http.NoBody {
 		return nil, nil
 	}
@@ -295,7 +341,12 @@ func (h *handler) readBody(r *http.Request) ([]byte, *problem) {
 		return nil, h.cfg.problems.bodyTooLarge
 	}
 	if r.ContentLength >= 0 {
-		body := make([]byte, r.ContentLength)
+		var body []byte
+		if buf != nil {
+			body = buf.take(int(r.ContentLength))
+		} else {
+			body = make([]byte, r.ContentLength)
+		}
 		if _, err := io.ReadFull(r.Body, body); err != nil {
 			return nil, unreadable(err)
 		}
@@ -332,18 +383,18 @@ type firstEnd struct {
 	stored StoredResponse
 }
 
-// run runs the handler for k, acquired with fingerprint fp in ans, then
-// records or releases its outcome and answers. The claim ends in finish,
-// deferred before anything else can fail.
-func (h *handler) run(w http.ResponseWriter, r *http.Request, base *workBase, k Key, fp string, ans answer, body []byte) {
+// run runs the handler for k, acquired with fingerprint fp in ans by the
+// claim made from ex.base, then records or releases its outcome and
+// answers. The claim ends in finish, deferred before anything else can
+// fail.
+func (h *handler) run(w http.ResponseWriter, r *http.Request, ex *exchange, k Key, fp string, ans answer, body []byte) {
 	var fl *flight
 	if h.claims.local != nil {
 		fl = h.claims.local.start(k, fp)
 	}
-	ex := new(exchange)
 	a, rec, end := &ex.attempt, &ex.rec, &ex.end
 	defer func() { h.finish(w, r, a, fl, end, recover()) }()
-	ctx, err := h.claims.start(a, base, k, ans)
+	ctx, err := h.claims.start(a, &ex.base, k, ans)
 	if err != nil {
 		end.how, end.err = notStarted, err
 		return
@@ -358,7 +409,10 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, base *workBase, k 
 		rec.header = outer.Clone()
 	}
 	ex.body.Reset(body)
-	hr := r.WithContext(ctx) // r stays the client's: finish asks if it is still there
+	// r stays the client's: finish asks if it is still there. The
+	// handler's copy lives in ex (WithContext's own does not escape).
+	ex.req = *r.WithContext(ctx)
+	hr := &ex.req
 	hr.Body, hr.ContentLength = &ex.body, int64(len(body))
 
 	h.next.ServeHTTP(rec, hr)
@@ -476,12 +530,16 @@ func (c *config) storable(status int) bool {
 	return status < 500 || c.storeServerErrors
 }
 
-// exchange is the state of one first execution, allocated once.
+// exchange is the state of one keyed request, allocated once: the
+// context its claim is made from and, for a first execution, the work's
+// attempt, its request and its recorded answer.
 type exchange struct {
+	base workBase
 	attempt
 	end  firstEnd
 	rec  recorder
 	body bodyReader
+	req  http.Request // the handler's
 }
 
 // bodyReader replays the buffered request body to the handler.
