@@ -79,7 +79,8 @@ type Journal struct {
 	reqs   chan *commitReq
 	done   chan struct{}
 
-	commits atomic.Int64 // bbolt write transactions, for tests and benchmarks
+	commits    atomic.Int64 // bbolt write transactions, for tests and benchmarks
+	commitTime atomic.Int64 // nanoseconds spent in them, for benchmarks
 
 	lazyMu sync.Mutex
 	lazy   map[string]*Operation // written lazily, not yet committed

@@ -248,11 +248,8 @@ func hasDurable(batch []*commitReq) bool {
 // tried alone, so one bad write cannot fail its neighbours.
 func (j *Journal) commit(batch []*commitReq) {
 	j.commits.Add(1)
-	var began time.Time
+	began := time.Now()
 	o := j.opts.Observer
-	if o != nil && o.Commit != nil {
-		began = time.Now()
-	}
 	err := j.writeTx(func(tx *bolt.Tx) error {
 		w := newWriteBatch(tx)
 		for _, r := range batch {
@@ -262,7 +259,8 @@ func (j *Journal) commit(batch []*commitReq) {
 		}
 		return nil
 	})
-	if !began.IsZero() {
+	j.commitTime.Add(int64(time.Since(began)))
+	if o != nil && o.Commit != nil {
 		// Before the writes are settled: a durable write's submitter
 		// returns after the commit it rode on was reported.
 		j.observeCommit(o, len(batch), began, err)
