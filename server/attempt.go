@@ -40,7 +40,8 @@ type attempt struct {
 	lease      time.Duration
 	renewEvery time.Duration
 	log        *slog.Logger
-	detached   detached // the claim's context (start.go), never cancelled
+	origin     time.Time // when the request began (workBase.origin)
+	detached   detached  // the claim's context (start.go), never cancelled
 	cancel     context.CancelCauseFunc
 	limits     *deadlines // the work limit's queue (start.go: bound); nil: a timer of limit's own
 	limit      deadline   // the work limit, armed if limited
@@ -238,7 +239,7 @@ func recording(err error, failed endResult) (endResult, error) {
 // Callers defer a.ending.stop().
 func (a *attempt) bounded() context.Context {
 	if a.ending.at.IsZero() {
-		a.ending.parent, a.ending.at = &a.detached, time.Now().Add(a.lease)
+		a.ending.parent, a.ending.at = &a.detached, clockNow(a.origin).Add(a.lease)
 	}
 	return &a.ending
 }

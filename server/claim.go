@@ -119,7 +119,7 @@ func (cl *claimer) askContext(ctx context.Context) context.Context {
 	if !ok {
 		return ctx
 	}
-	b.ask = deadlineCtx{parent: b, at: time.Now().Add(cl.lease)}
+	b.ask = deadlineCtx{parent: b, at: clockNow(b.origin).Add(cl.lease)}
 	return &b.ask
 }
 
@@ -142,11 +142,11 @@ func (cl *claimer) askContext(ctx context.Context) context.Context {
 // does not claim within its unit of work (errors.ErrUnsupported).
 func (cl *claimer) askWork(ctx context.Context, k Key, fp string) (a answer, asked bool, err error) {
 	cctx, cancel := context.WithCancelCause(ctx)
-	late := new(deadline)
+	late, now := new(deadline), time.Now()
 	if b, ok := ctx.(*workBase); ok {
-		late = &b.starting // stopped before the next ask arms it again
+		late, now = &b.starting, clockNow(b.origin) // stopped before the next ask arms it again
 	}
-	cl.starts.arm(late, cl.startLimit, ErrOverloaded, cancel)
+	cl.starts.arm(late, now, cl.startLimit, ErrOverloaded, cancel)
 	began := cl.obs.timing()
 	c, wctx, work, err := cl.works.ClaimWork(cctx, k, fp)
 	if errors.Is(err, errors.ErrUnsupported) {

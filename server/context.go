@@ -64,7 +64,7 @@ func (c *deadlineCtx) Err() error {
 			return nil
 		}
 	}
-	if time.Now().Before(c.at) {
+	if time.Until(c.at) > 0 { // one clock reading: c.at is monotonic (see clockNow)
 		return nil
 	}
 	return context.DeadlineExceeded
@@ -85,7 +85,10 @@ func (c *deadlineCtx) stop() {
 // neither the claim nor the work under it, and two values of its own, the
 // key ([KeyFrom]) and the client's context ([ClientContext]), answered
 // without an allocation. ask is the context of one Store.Claim (claim.go).
+// origin is when the request began: the request's later readings of the
+// clock count from it (clockNow).
 type workBase struct {
+	origin   time.Time
 	client   context.Context
 	key      held.Key
 	ask      deadlineCtx
@@ -109,7 +112,18 @@ func (b *workBase) Value(k any) any {
 // newWorkBase returns the context the claim of k and its work start
 // from, for a request (or RunOnce call) whose own context is client.
 func newWorkBase(client context.Context, k Key) *workBase {
-	return &workBase{client: client, key: held.Key{Scope: k.Scope, Key: k.Key}}
+	return &workBase{origin: time.Now(), client: client, key: held.Key{Scope: k.Scope, Key: k.Key}}
+}
+
+// clockNow returns the time now, as origin, a time.Now taken earlier,
+// plus the monotonic time since: one reading of the clock where time.Now
+// makes two (the wall clock's and the monotonic one). Deadlines and
+// durations compare by the monotonic reading, which it carries, so they
+// are as time.Now's; only the wall reading ignores a step of the wall
+// clock since origin. Without a monotonic reading in origin (under
+// testing/synctest) it is time.Now.
+func clockNow(origin time.Time) time.Time {
+	return origin.Add(time.Since(origin))
 }
 
 // clientOf returns the client's context behind ctx: the request's own, if

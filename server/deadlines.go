@@ -60,28 +60,43 @@ type deadline struct {
 }
 
 // arm cancels the context behind cancel with the queue's cause once its
-// duration has passed, unless stop comes first. On a nil q it does so by
-// a timer of d's own, after and with cause.
-func (q *deadlines) arm(d *deadline, after time.Duration, cause error, cancel context.CancelCauseFunc) {
+// duration has passed since now, a recent reading of the clock, unless
+// stop comes first. On a nil q it does so by a timer of d's own, after and
+// with cause.
+func (q *deadlines) arm(d *deadline, now time.Time, after time.Duration, cause error, cancel context.CancelCauseFunc) {
 	if q == nil {
 		d.timer = time.AfterFunc(after, func() { cancel(cause) })
 		return
 	}
-	d.cancel = cancel
+	d.cancel, d.at = cancel, now.Add(q.after)
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	d.at = time.Now().Add(q.after) // under the lock, so the queue stays in order
-	d.prev, d.next, d.queued = q.tail, nil, true
-	if q.tail != nil {
-		q.tail.next = d
-	} else {
-		q.head = d
+	// Requests that read the clock at about the same time may arm in the
+	// other order: d goes after the last deadline not later than its own,
+	// a step or two from the tail at most.
+	prev := q.tail
+	for prev != nil && d.at.Before(prev.at) {
+		prev = prev.prev
 	}
-	q.tail = d
+	d.prev, d.queued = prev, true
+	if prev != nil {
+		d.next, prev.next = prev.next, d
+	} else {
+		d.next, q.head = q.head, d
+	}
+	if d.next != nil {
+		d.next.prev = d
+	} else {
+		q.tail = d
+	}
 	if q.timer == nil {
-		// Any deadline still queued is earlier than d; with none, the
-		// timer lapsed: set one for d.
-		q.timer = time.AfterFunc(q.after, q.expire)
+		// The queue was empty and its timer lapsed: set one for d. (A d
+		// that went in before the head is due by as much before the time
+		// the timer is set for as the clock readings were apart, and is
+		// cancelled then, with the head: the timer is only ever set from
+		// its own firing, or made new, so it stays in the goroutines of
+		// the testing/synctest bubble it was made in.)
+		q.timer = time.AfterFunc(time.Until(d.at), q.expire)
 	}
 }
 

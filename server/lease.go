@@ -11,8 +11,8 @@ import (
 
 // startRenewal starts renewing a's lease, held since now: by rn when it is
 // not nil, by a timer of a's own otherwise.
-func (a *attempt) startRenewal(rn *renewer) {
-	a.renewed = time.Now()
+func (a *attempt) startRenewal(rn *renewer, now time.Time) {
+	a.renewed = now
 	a.renewer = rn
 	if rn != nil {
 		rn.add(a)

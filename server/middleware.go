@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"runtime/debug"
 	"sync"
+	"time"
 
 	"github.com/idemhq/idem/internal/held"
 )
@@ -229,7 +230,7 @@ func (h *handler) serveKeyed(w http.ResponseWriter, r *http.Request, k Key, body
 	}
 	// One allocation holds the claim's context and, if the key is
 	// acquired, the whole first execution.
-	ex := &exchange{base: workBase{client: r.Context(), key: held.Key{Scope: k.Scope, Key: k.Key}}}
+	ex := &exchange{base: workBase{origin: time.Now(), client: r.Context(), key: held.Key{Scope: k.Scope, Key: k.Key}}}
 	ans, v, err := h.claims.claim(&ex.base, k, fp)
 	switch {
 	case errors.Is(err, ErrOverloaded):

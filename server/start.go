@@ -96,6 +96,12 @@ func (cl *claimer) claimStarted(ctx context.Context, k Key, takenOver, leased bo
 func (cl *claimer) start(a *attempt, parent context.Context, k Key, ans answer) (context.Context, error) {
 	a.store, a.key, a.token, a.lease, a.renewEvery, a.log = cl.store, k, ans.Token, cl.lease, cl.renewEvery, cl.log
 	a.obs = cl.obs
+	if b, ok := parent.(*workBase); ok {
+		a.origin = b.origin
+	} else {
+		a.origin = time.Now()
+	}
+	now := clockNow(a.origin)
 	// The claim's context: the request's (or the unit of work's), and what
 	// the observer adds, such as a span. The work runs in it; renewals and
 	// the store calls that end the claim get its values, never its
@@ -115,9 +121,9 @@ func (cl *claimer) start(a *attempt, parent context.Context, k Key, ans answer) 
 		ctx, a.cancel = context.WithCancelCause(a.detached.Context)
 	}
 	if !ans.inWork {
-		a.startRenewal(cl.renewer)
+		a.startRenewal(cl.renewer, now)
 	}
-	cl.bound(a, ctx)
+	cl.bound(a, ctx, now)
 	// A claim by ClaimWork began the unit of work, under the limit's
 	// timer (askWork), which still runs: the wait for a slot shares it.
 	late := ans.late
@@ -126,7 +132,7 @@ func (cl *claimer) start(a *attempt, parent context.Context, k Key, ans answer) 
 			return ctx, nil // nothing to wait for
 		}
 		late = &a.starting
-		cl.starts.arm(late, cl.startLimit, ErrOverloaded, a.cancel)
+		cl.starts.arm(late, now, cl.startLimit, ErrOverloaded, a.cancel)
 	}
 	err := cl.slots.take(ctx)
 	if err == nil {
@@ -171,14 +177,14 @@ const DefaultWorkTimeout = 2 * time.Minute
 
 // bound bounds the work of a, whose context is ctx, on the server's side,
 // since the client's going away no longer does: a's context is cancelled
-// with cause ErrWorkTimeout after cl.workLimit, and with ErrShutdown when
+// with cause ErrWorkTimeout cl.workLimit after now, and with ErrShutdown when
 // cl.shutdown is closed. Both end with a (end stops the limit; the watch
 // ends when ctx does). The limit is the middleware's queue (cl.limits),
 // or a timer of a's own.
-func (cl *claimer) bound(a *attempt, ctx context.Context) {
+func (cl *claimer) bound(a *attempt, ctx context.Context, now time.Time) {
 	if cl.workLimit > 0 {
 		a.limits, a.limited = cl.limits, true
-		cl.limits.arm(&a.limit, cl.workLimit, ErrWorkTimeout, a.cancel)
+		cl.limits.arm(&a.limit, now, cl.workLimit, ErrWorkTimeout, a.cancel)
 	}
 	if cl.shutdown != nil {
 		go func(done <-chan struct{}, cancel context.CancelCauseFunc) {
