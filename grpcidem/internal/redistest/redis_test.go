@@ -50,3 +50,23 @@ func TestFaultsChargeOnce(t *testing.T) {
 		t.Errorf("%d calls: %d charges, errors %v, proxy %+v; want one charge a call, and faults", scenario.FaultCalls, res.Effects, res.Errors, res.Proxy)
 	}
 }
+
+// TestCrashResume: client processes SIGKILLed before and after the
+// charge, resumed from their journal, charge once a call.
+func TestCrashResume(t *testing.T) {
+	t.Parallel()
+	ledger := &scenario.MemLedger{}
+	res := scenario.Crash(t, newStore(t), ledger, false)
+	if res.Kills != scenario.CrashKills || res.Resumed == 0 || ledger.Count(t, "") != scenario.CrashCalls {
+		t.Errorf("%d kills, %d resumed: %d charges for %d calls; want %d kills, some resumed, one charge a call",
+			res.Kills, res.Resumed, ledger.Count(t, ""), scenario.CrashCalls, scenario.CrashKills)
+	}
+	for i := range scenario.CrashCalls {
+		if n := ledger.Count(t, scenario.CrashCustomer(i)); n != 1 {
+			t.Errorf("call %d charged %d times", i, n)
+		}
+	}
+}
+
+// TestCrashChild is the client process of TestCrashResume.
+func TestCrashChild(t *testing.T) { scenario.CrashChild(t) }
