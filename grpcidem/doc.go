@@ -20,6 +20,16 @@
 //	conn, err := grpc.NewClient(addr, grpc.WithUnaryInterceptor(retry), ...)
 //	reply, err := payments.NewChargesClient(conn).Charge(ctx, req)
 //
+// or, for calls that survive the caller's crash, with a journaled
+// idem.Client whose transport is this package's (as the Transport example shows):
+//
+//	transport := grpcidem.NewTransport(nil)
+//	client, err := idem.New(idem.Options{Journal: journal, Transport: transport})
+//	retry, err := grpcidem.UnaryClientInterceptor(grpcidem.ClientOptions{Client: client})
+//	conn, err := grpc.NewClient(addr, grpc.WithUnaryInterceptor(retry), ...)
+//	transport.Register(conn.Target(), conn)
+//	resumed, err := client.Resume(ctx)
+//
 // # Keys
 //
 // The key travels in the request metadata "idempotency-key" (bare or
@@ -89,16 +99,47 @@
 //
 // # Retries
 //
-// The client interceptor retries Unavailable, Aborted, ResourceExhausted,
-// and DeadlineExceeded while the call's own context lasts (the attempt's
+// The client interceptor sends each call through an idem.Client
+// (ClientOptions.Client) as an HTTP request, "POST
+// grpc:///package.Service/Method" with the call's target as its Host, the
+// outgoing metadata as its header and the encoded request as its body;
+// the Client's [Transport] makes each attempt as the gRPC call, and
+// answers with the HTTP status idem's retry rules decide on:
+//
+//	Aborted                       409, retried
+//	ResourceExhausted             429, retried
+//	Unavailable                   503, retried
+//	DeadlineExceeded              504, retried
+//	an attempt past its timeout   retried, at the budget's TimeoutCost
+//	FailedPrecondition KEY_REUSED 422: an [*Error] wrapping idem.ErrKeyReused
+//	Unauthenticated               401, PermissionDenied 403: idem's refusals,
+//	                              the answer, kept pending in the journal
+//	any other code, OK included   200: the answer
+//
+// So the client retries Unavailable, Aborted, ResourceExhausted, and
+// DeadlineExceeded while the call's own context lasts (the attempt's
 // deadline, ClientOptions.AttemptTimeout, passed, not the call's). Any
-// other code is the answer, returned as the server gave it; key reuse is
-// an [*Error] wrapping idem.ErrKeyReused. The wait is the server's
-// google.rpc.RetryInfo, clamped to ClientOptions.MaxRetryDelay, or
-// idem.Backoff's capped exponential backoff with full jitter; a wait that
-// would end past the call's deadline is not started (idem.ErrDeadline),
-// and a retry budget shared by the interceptor's calls stops retry storms
+// other code is the answer, returned as the server gave it, code,
+// message and details (its gRPC code travels in the Grpc-Status header,
+// its status in the body). The wait is the server's google.rpc.RetryInfo
+// (as a Retry-After, whole seconds rounded up), clamped to
+// ClientOptions.MaxRetryDelay, or idem.Backoff's capped exponential
+// backoff with full jitter; a wait that would end past the call's
+// deadline is not started (idem.ErrDeadline), and the Client's retry
+// budget, shared by its HTTP requests and gRPC calls, stops retry storms
 // (idem.ErrBudgetExhausted).
+//
+// # The journal
+//
+// With a journal in the Client's Options, a call is written down before
+// its first attempt, with its key, method, target, metadata (never
+// authorization or other credentials: see idem.Options.SecretHeaders) and
+// encoded request, and its answer when it has one, as an HTTP request is.
+// After a crash, Client.Resume sends the calls left pending, on the
+// connection [Transport.Register] names for each call's target, through
+// that connection's interceptors (the client interceptor lets a resumed
+// attempt through as it is); [Answer] reads a resumed call's response. A
+// repeat of a finished call's key is answered from the journal.
 //
 // # Streams and metadata
 //

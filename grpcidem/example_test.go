@@ -4,10 +4,13 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials/insecure"
 
+	"github.com/idemhq/idem"
 	"github.com/idemhq/idem/grpcidem"
 	"github.com/idemhq/idem/grpcidem/internal/testpb"
 	"github.com/idemhq/idem/server/memstore"
@@ -66,4 +69,77 @@ func Example() {
 	// Output:
 	// ch_1 4200 replayed: false
 	// ch_1 4200 replayed: true
+}
+
+// A client that survives its own crash: one idem.Client, with a journal,
+// sends both its HTTP requests and, through Transport, its gRPC calls.
+// Each call is journaled before its first attempt; after a restart,
+// Client.Resume sends the calls left pending on the connection
+// registered for their target, with their keys and bytes.
+func ExampleTransport() {
+	srv, addr := chargesServer()
+	defer srv.Stop()
+	dir, _ := os.MkdirTemp("", "grpcidem-example")
+	defer os.RemoveAll(dir)
+
+	journal, err := idem.OpenJournal(filepath.Join(dir, "client.journal"), idem.JournalOptions{})
+	if err != nil {
+		panic(err)
+	}
+	defer journal.Close()
+	transport := grpcidem.NewTransport(nil) // other requests: http.DefaultTransport
+	client, err := idem.New(idem.Options{Journal: journal, Transport: transport})
+	if err != nil {
+		panic(err)
+	}
+	retry, err := grpcidem.UnaryClientInterceptor(grpcidem.ClientOptions{Client: client})
+	if err != nil {
+		panic(err)
+	}
+	conn, err := grpc.NewClient(addr,
+		grpc.WithTransportCredentials(insecure.NewCredentials()),
+		grpc.WithUnaryInterceptor(retry))
+	if err != nil {
+		panic(err)
+	}
+	defer conn.Close()
+	transport.Register(conn.Target(), conn)
+
+	// At start: finish what a crashed process left pending.
+	resumed, err := client.Resume(context.Background())
+	if err != nil {
+		panic(err)
+	}
+	for _, r := range resumed {
+		var reply testpb.ChargeReply
+		if r.Err == nil {
+			r.Err = grpcidem.Answer(r.Response.Header, r.Response.Body, &reply)
+		}
+		fmt.Println("resumed", r.Operation.Key, reply.GetId(), r.Err)
+	}
+
+	// Then call as usual.
+	reply, err := testpb.NewChargesClient(conn).Charge(context.Background(),
+		&testpb.ChargeRequest{Customer: "cus_7", Amount: 4200, Currency: "eur"})
+	if err != nil {
+		panic(err)
+	}
+	fmt.Println(reply.GetId(), reply.GetAmount())
+	// Output:
+	// ch_1 4200
+}
+
+// chargesServer serves chargeOnce behind the server interceptor on a
+// loopback port.
+func chargesServer() (*grpc.Server, string) {
+	srv := grpc.NewServer(grpc.ChainUnaryInterceptor(
+		grpcidem.UnaryServerInterceptor(memstore.New(memstore.Options{}), grpcidem.ServerOptions{SingleTenant: true}),
+	))
+	testpb.RegisterChargesServer(srv, &chargeOnce{})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		panic(err)
+	}
+	go srv.Serve(ln)
+	return srv, ln.Addr().String()
 }

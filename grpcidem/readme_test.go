@@ -22,4 +22,8 @@ func TestReadmeQuotesExample(t *testing.T) {
 	require.Positive(t, i)
 	j := strings.Index(s[i:], "\n}\n") + i + 3
 	assert.Contains(t, string(readme), "```go\n"+s[i:j]+"```\n", "README.md must quote Example whole")
+	i = strings.Index(s, "// A client that survives its own crash")
+	require.Positive(t, i)
+	j = strings.Index(s[i:], "\n}\n") + i + 3
+	assert.Contains(t, string(readme), "```go\n"+s[i:j]+"```\n", "README.md must quote ExampleTransport whole")
 }
