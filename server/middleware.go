@@ -11,9 +11,6 @@ import (
 	"net/http"
 	"runtime/debug"
 	"sync"
-	"time"
-
-	"github.com/idemhq/idem/internal/held"
 )
 
 // Middleware returns net/http middleware that runs each request with an
@@ -228,10 +225,11 @@ func (h *handler) serveKeyed(w http.ResponseWriter, r *http.Request, k Key, body
 		buf.put()
 		return
 	}
-	// One allocation holds the claim's context and, if the key is
-	// acquired, the whole first execution.
-	ex := &exchange{base: workBase{origin: time.Now(), client: r.Context(), key: held.Key{Scope: k.Scope, Key: k.Key}}}
-	ans, v, err := h.claims.claim(&ex.base, k, fp)
+	// The claim's context is an allocation of its own, and the first
+	// execution's state another (run): a replay, the commoner request
+	// after a failure, does not clear and collect the larger one.
+	base := newWorkBase(r.Context(), k)
+	ans, v, err := h.claims.claim(base, k, fp)
 	switch {
 	case errors.Is(err, ErrOverloaded):
 		// ClaimWork did not claim and begin the work in time: refused
@@ -241,7 +239,7 @@ func (h *handler) serveKeyed(w http.ResponseWriter, r *http.Request, k Key, body
 		h.observe(r, storeResult(err))
 		h.storeFailed(w, r, k, "claim", err)
 	case v == claimAcquired:
-		h.run(w, r, ex, k, fp, ans, body)
+		h.run(w, r, base, k, fp, ans, body)
 	case v == claimReused && h.cfg.fp.onlyCheckDiffers(ans.Record.Fingerprint, fp):
 		h.refuse(w, r, problemCheckFailed, OutcomeKeyReused)
 	case v == claimReused:
@@ -252,13 +250,10 @@ func (h *handler) serveKeyed(w http.ResponseWriter, r *http.Request, k Key, body
 	default:
 		h.refuse(w, r, problemInFlight, OutcomeInFlight)
 	}
-	if buf != nil {
-		// The handler has returned, and it may not read its body after
-		// (net/http's rule): one that does reads nothing, never the next
-		// request's. (A panic that leaves skips this: buf is dropped.)
-		ex.body.Reset(nil)
-		buf.put()
-	}
+	// The handler has returned (run empties the reader it read the body
+	// through): the storage is the next request's. (A panic that leaves
+	// skips this: buf is dropped.)
+	buf.put()
 }
 
 // maxPooledBody is the largest request body read into a pooled buffer.
@@ -385,17 +380,24 @@ type firstEnd struct {
 }
 
 // run runs the handler for k, acquired with fingerprint fp in ans by the
-// claim made from ex.base, then records or releases its outcome and
+// claim made from base, then records or releases its outcome and
 // answers. The claim ends in finish, deferred before anything else can
 // fail.
-func (h *handler) run(w http.ResponseWriter, r *http.Request, ex *exchange, k Key, fp string, ans answer, body []byte) {
+func (h *handler) run(w http.ResponseWriter, r *http.Request, base *workBase, k Key, fp string, ans answer, body []byte) {
 	var fl *flight
 	if h.claims.local != nil {
 		fl = h.claims.local.start(k, fp)
 	}
+	ex := new(exchange)
 	a, rec, end := &ex.attempt, &ex.rec, &ex.end
-	defer func() { h.finish(w, r, a, fl, end, recover()) }()
-	ctx, err := h.claims.start(a, &ex.base, k, ans)
+	defer func() {
+		// The handler has returned, and may not read its body after
+		// (net/http's rule): one that does reads nothing, never what the
+		// pooled storage holds next (serveKeyed).
+		ex.body.Reset(nil)
+		h.finish(w, r, a, fl, end, recover())
+	}()
+	ctx, err := h.claims.start(a, base, k, ans)
 	if err != nil {
 		end.how, end.err = notStarted, err
 		return
@@ -531,11 +533,9 @@ func (c *config) storable(status int) bool {
 	return status < 500 || c.storeServerErrors
 }
 
-// exchange is the state of one keyed request, allocated once: the
-// context its claim is made from and, for a first execution, the work's
-// attempt, its request and its recorded answer.
+// exchange is the state of one first execution, allocated once: the
+// work's attempt, the handler's request and its recorded answer.
 type exchange struct {
-	base workBase
 	attempt
 	end  firstEnd
 	rec  recorder
