@@ -8,8 +8,11 @@ package idem
 import (
 	"context"
 	"errors"
+	"net"
 	"net/http"
 	"net/url"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/idemhq/idem/internal/errtype"
@@ -100,6 +103,11 @@ const (
 type OperationStartInfo struct {
 	// Method is the request's method.
 	Method string
+	// RPCMethod is, for a gRPC call made through grpcidem (a request of
+	// URL scheme "grpc"), its full method name without the leading slash
+	// ("package.Service/Method", OpenTelemetry's rpc.method); "" for an
+	// HTTP request.
+	RPCMethod string
 	// ServerAddress is the host name of the request's URL, without port,
 	// user or path (OpenTelemetry's server.address): a host, not a URL,
 	// so it carries none of the URL's credentials, path or query.
@@ -113,6 +121,13 @@ type OperationStartInfo struct {
 type OperationEndInfo struct {
 	// Method is the request's method.
 	Method string
+	// RPCMethod is the gRPC call's method, as
+	// OperationStartInfo.RPCMethod.
+	RPCMethod string
+	// RPCStatusCode is, for a gRPC call (RPCMethod set), the final
+	// answer's (or the last response's) gRPC status code, its
+	// Grpc-Status; -1 if there was none. It is 0 for an HTTP request.
+	RPCStatusCode int
 	// ServerAddress is the host name of the request's URL, as
 	// OperationStartInfo.ServerAddress.
 	ServerAddress string
@@ -166,6 +181,9 @@ type AttemptInfo struct {
 type RetryInfo struct {
 	// Method is the request's method.
 	Method string
+	// RPCMethod is the gRPC call's method, as
+	// OperationStartInfo.RPCMethod.
+	RPCMethod string
 	// Attempt is the number of the attempt that is retried (AttemptInfo.N).
 	Attempt int
 	// StatusCode is that attempt's status (the reason to retry), 0 if it
@@ -187,6 +205,9 @@ type RetryInfo struct {
 type BudgetInfo struct {
 	// Method is the request's method.
 	Method string
+	// RPCMethod is the gRPC call's method, as
+	// OperationStartInfo.RPCMethod.
+	RPCMethod string
 	// Attempt is the number of the attempt whose retry was refused.
 	Attempt int
 }
@@ -234,7 +255,7 @@ func (o *Observer) start(ctx context.Context, op *Operation, resumed bool) (cont
 		return ctx, time.Time{}
 	}
 	if o.OperationStart != nil {
-		info := OperationStartInfo{Method: op.Method, ServerAddress: op.host(), Resumed: resumed}
+		info := OperationStartInfo{Method: op.Method, RPCMethod: op.rpcMethod(), ServerAddress: op.host(), Resumed: resumed}
 		observe(func() {
 			if c := o.OperationStart(ctx, info); c != nil {
 				ctx = c
@@ -253,7 +274,8 @@ func (o *Observer) end(ctx context.Context, op *Operation, resumed bool, began t
 	if o == nil || o.OperationEnd == nil {
 		return
 	}
-	info := OperationEndInfo{Method: op.Method, ServerAddress: op.host(), Resumed: resumed, Duration: time.Since(began)}
+	info := OperationEndInfo{Method: op.Method, RPCMethod: op.rpcMethod(), ServerAddress: op.host(),
+		Resumed: resumed, Duration: time.Since(began)}
 	var e *Error
 	switch {
 	case resp != nil:
@@ -271,13 +293,42 @@ func (o *Observer) end(ctx context.Context, op *Operation, resumed bool, began t
 	default:
 		info.Outcome = outcomeOf(err)
 	}
+	if info.RPCMethod != "" {
+		info.RPCStatusCode = -1
+		var h http.Header
+		if resp != nil {
+			h = resp.Header
+		} else if e != nil {
+			h = e.Header
+		}
+		if code, err := strconv.ParseUint(h.Get("Grpc-Status"), 10, 16); err == nil {
+			info.RPCStatusCode = int(code)
+		}
+	}
 	observe(func() { o.OperationEnd(ctx, info) })
 }
 
 // host returns the host name of op's URL, without port, for
 // ServerAddress: the live request's, or for a resumed operation the
-// journaled URL's; "" if it has none.
+// journaled URL's; "" if it has none. For a gRPC call, it is the host of
+// its target (op.Host, as given to grpc.NewClient: "dns:///host:port",
+// "host:port").
 func (op *Operation) host() string {
+	if op.isRPC() {
+		t := op.Host
+		if i := strings.Index(t, ":///"); i >= 0 {
+			t = t[i+4:]
+		} else if i := strings.Index(t, "://"); i >= 0 {
+			t = t[i+3:]
+			if j := strings.IndexByte(t, '/'); j >= 0 {
+				t = t[j+1:]
+			}
+		}
+		if h, _, err := net.SplitHostPort(t); err == nil {
+			return h
+		}
+		return strings.Trim(t, "[]")
+	}
 	if op.u != nil {
 		return op.u.Hostname()
 	}
@@ -286,6 +337,34 @@ func (op *Operation) host() string {
 		return ""
 	}
 	return u.Hostname()
+}
+
+// rpcScheme is the URL scheme of the requests grpcidem makes for gRPC
+// calls.
+const rpcScheme = "grpc"
+
+// isRPC reports whether op is a gRPC call made through grpcidem.
+func (op *Operation) isRPC() bool {
+	if op.u != nil {
+		return op.u.Scheme == rpcScheme
+	}
+	return strings.HasPrefix(op.URL, rpcScheme+":")
+}
+
+// rpcMethod returns a gRPC call's full method name without its leading
+// slash, "" for an HTTP request.
+func (op *Operation) rpcMethod() string {
+	switch {
+	case !op.isRPC():
+		return ""
+	case op.u != nil:
+		return strings.TrimPrefix(op.u.Path, "/")
+	}
+	u, err := url.Parse(op.URL)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimPrefix(u.Path, "/")
 }
 
 // outcomeOf classifies the error a call ended with.

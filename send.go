@@ -392,7 +392,7 @@ func (cl *call) checkRetry(resp *http.Response, err error) (bool, error) {
 		if !ok {
 			stop = ErrBudgetExhausted
 			if o := c.opts.Observer; o != nil && o.BudgetExhausted != nil {
-				info := BudgetInfo{Method: cl.op.Method, Attempt: cl.attempts}
+				info := BudgetInfo{Method: cl.op.Method, RPCMethod: cl.op.rpcMethod(), Attempt: cl.attempts}
 				observe(func() { o.BudgetExhausted(ctx, info) })
 			}
 		} else {
@@ -407,7 +407,7 @@ func (cl *call) checkRetry(resp *http.Response, err error) (bool, error) {
 		if o := c.opts.Observer; o != nil && o.Retry != nil {
 			// next waits the server's Retry-After when it can read one.
 			_, fromServer := ParseRetryAfter(s.retryAfter, s.now)
-			info := RetryInfo{Method: cl.op.Method, Attempt: cl.attempts, StatusCode: cl.status, ErrorType: errorType(cl.err),
+			info := RetryInfo{Method: cl.op.Method, RPCMethod: cl.op.rpcMethod(), Attempt: cl.attempts, StatusCode: cl.status, ErrorType: errorType(cl.err),
 				Delay: wait, RetryAfter: fromServer}
 			observe(func() { o.Retry(ctx, info) })
 		}

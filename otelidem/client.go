@@ -6,6 +6,7 @@ package otelidem
 
 import (
 	"context"
+	"strconv"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -72,21 +73,46 @@ type clientObserver struct {
 	endOpts   options[endAttrs, metric.RecordOption]
 	retryOpts options[retryAttrs, metric.AddOption]
 	delayOpts options[delayAttrs, metric.RecordOption]
-	methodAdd options[string, metric.AddOption]
+	methodAdd options[callAttrs, metric.AddOption]
+}
+
+// callAttrs name what was called: an HTTP request's method, or a gRPC
+// call's full method name (rpc set), which then stands in its place.
+type callAttrs struct {
+	method, rpc string
+}
+
+// attrs appends the attributes that name the call: http.request.method,
+// or rpc.system.name "grpc" and rpc.method.
+func (c callAttrs) attrs(to []attribute.KeyValue) []attribute.KeyValue {
+	if c.rpc != "" {
+		return append(to, semconv.RPCSystemNameGRPC, semconv.RPCMethodKey.String(c.rpc))
+	}
+	return append(to, semconv.HTTPRequestMethodKey.String(c.method))
+}
+
+func callOf(m, rpc string) callAttrs {
+	if rpc != "" {
+		return callAttrs{rpc: rpc}
+	}
+	return callAttrs{method: method(m)}
 }
 
 type endAttrs struct {
-	outcome, method, host          string
+	call                           callAttrs
+	outcome, host                  string
 	resumed, replayed, fromJournal bool
+	rpcCode                        int // the gRPC code of a call, -1 if none
 }
 
 type retryAttrs struct {
-	method, reason, errType string
-	status                  int
+	call            callAttrs
+	reason, errType string
+	status          int
 }
 
 type delayAttrs struct {
-	method     string
+	call       callAttrs
 	retryAfter bool
 }
 
@@ -147,7 +173,7 @@ func (o *clientObserver) start(ctx context.Context, s idem.OperationStartInfo) c
 	}
 	ctx, span := o.tracer.Start(ctx, ClientOperationSpan, spanStart...)
 	if span.IsRecording() {
-		span.SetAttributes(semconv.HTTPRequestMethodKey.String(method(s.Method)), ResumedKey.Bool(s.Resumed))
+		span.SetAttributes(callOf(s.Method, s.RPCMethod).attrs([]attribute.KeyValue{ResumedKey.Bool(s.Resumed)})...)
 		if s.ServerAddress != "" {
 			span.SetAttributes(semconv.ServerAddress(s.ServerAddress))
 		}
@@ -156,8 +182,11 @@ func (o *clientObserver) start(ctx context.Context, s idem.OperationStartInfo) c
 }
 
 func (o *clientObserver) end(ctx context.Context, e idem.OperationEndInfo) {
-	k := endAttrs{outcome: string(e.Outcome), method: method(e.Method), host: e.ServerAddress,
-		resumed: e.Resumed, replayed: e.Replayed && !e.FromJournal, fromJournal: e.FromJournal}
+	k := endAttrs{call: callOf(e.Method, e.RPCMethod), outcome: string(e.Outcome), host: e.ServerAddress,
+		resumed: e.Resumed, replayed: e.Replayed && !e.FromJournal, fromJournal: e.FromJournal, rpcCode: -1}
+	if e.RPCMethod != "" {
+		k.rpcCode = e.RPCStatusCode
+	}
 	opts := o.endOpts.get(k, endSet, recordOption)
 	o.duration.Record(ctx, e.Duration.Seconds(), opts...)
 	if e.Attempts > 0 {
@@ -169,7 +198,10 @@ func (o *clientObserver) end(ctx context.Context, e idem.OperationEndInfo) {
 	span := trace.SpanFromContext(ctx)
 	if span.IsRecording() {
 		span.SetAttributes(OutcomeKey.String(string(e.Outcome)), AttemptsKey.Int(e.Attempts))
-		if e.StatusCode != 0 {
+		switch {
+		case k.rpcCode >= 0:
+			span.SetAttributes(semconv.RPCResponseStatusCodeKey.String(grpcCodeName(k.rpcCode)))
+		case e.StatusCode != 0 && e.RPCMethod == "":
 			span.SetAttributes(semconv.HTTPResponseStatusCodeKey.Int(e.StatusCode))
 		}
 		if k.replayed {
@@ -194,8 +226,11 @@ func clientFailed(out idem.Outcome) bool {
 }
 
 func endSet(k endAttrs) attribute.Set {
-	attrs := []attribute.KeyValue{OutcomeKey.String(k.outcome), semconv.HTTPRequestMethodKey.String(k.method),
-		ResumedKey.Bool(k.resumed), ReplayedKey.Bool(k.replayed), FromJournalKey.Bool(k.fromJournal)}
+	attrs := k.call.attrs([]attribute.KeyValue{OutcomeKey.String(k.outcome),
+		ResumedKey.Bool(k.resumed), ReplayedKey.Bool(k.replayed), FromJournalKey.Bool(k.fromJournal)})
+	if k.rpcCode >= 0 {
+		attrs = append(attrs, semconv.RPCResponseStatusCodeKey.String(grpcCodeName(k.rpcCode)))
+	}
 	if k.host != "" {
 		attrs = append(attrs, semconv.ServerAddress(k.host))
 	}
@@ -210,14 +245,17 @@ func (o *clientObserver) attempt(ctx context.Context, a idem.AttemptInfo) {
 	if a.Sent <= 1 {
 		return
 	}
-	k := retryAttrs{method: method(a.Method), reason: ReasonTransportError}
+	k := retryAttrs{call: callOf(a.Method, ""), reason: ReasonTransportError}
 	o.retries.Add(ctx, int64(a.Sent-1), o.retryOpts.get(k, retrySet, addOption)...)
 }
 
 func (o *clientObserver) retry(ctx context.Context, r idem.RetryInfo) {
-	k := retryAttrs{method: method(r.Method), reason: retryReason(r), status: r.StatusCode, errType: r.ErrorType}
+	k := retryAttrs{call: callOf(r.Method, r.RPCMethod), reason: retryReason(r), status: r.StatusCode, errType: r.ErrorType}
+	if r.RPCMethod != "" {
+		k.status = 0 // the HTTP status grpcidem's Transport stands a code in for is no answer's
+	}
 	o.retries.Add(ctx, 1, o.retryOpts.get(k, retrySet, addOption)...)
-	d := delayAttrs{method: k.method, retryAfter: r.RetryAfter}
+	d := delayAttrs{call: k.call, retryAfter: r.RetryAfter}
 	o.delay.Record(ctx, r.Delay.Seconds(), o.delayOpts.get(d, delaySet, recordOption)...)
 }
 
@@ -233,7 +271,7 @@ func retryReason(r idem.RetryInfo) string {
 }
 
 func retrySet(k retryAttrs) attribute.Set {
-	attrs := []attribute.KeyValue{semconv.HTTPRequestMethodKey.String(k.method), RetryReasonKey.String(k.reason)}
+	attrs := k.call.attrs([]attribute.KeyValue{RetryReasonKey.String(k.reason)})
 	if k.status != 0 {
 		attrs = append(attrs, semconv.HTTPResponseStatusCodeKey.Int(k.status))
 	}
@@ -241,15 +279,30 @@ func retrySet(k retryAttrs) attribute.Set {
 }
 
 func delaySet(k delayAttrs) attribute.Set {
-	return attribute.NewSet(semconv.HTTPRequestMethodKey.String(k.method), RetryAfterKey.Bool(k.retryAfter))
+	return attribute.NewSet(k.call.attrs([]attribute.KeyValue{RetryAfterKey.Bool(k.retryAfter)})...)
 }
 
-func methodSet(m string) attribute.Set {
-	return attribute.NewSet(semconv.HTTPRequestMethodKey.String(m))
+func methodSet(c callAttrs) attribute.Set {
+	return attribute.NewSet(c.attrs(nil)...)
+}
+
+// grpcCodes are the names of gRPC's status codes, as rpc.response.status_code
+// takes them.
+var grpcCodes = [...]string{"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT", "DEADLINE_EXCEEDED", "NOT_FOUND",
+	"ALREADY_EXISTS", "PERMISSION_DENIED", "RESOURCE_EXHAUSTED", "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
+	"UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS", "UNAUTHENTICATED"}
+
+// grpcCodeName returns code's name, or the code in decimal for one gRPC
+// does not define.
+func grpcCodeName(code int) string {
+	if code >= 0 && code < len(grpcCodes) {
+		return grpcCodes[code]
+	}
+	return strconv.Itoa(code)
 }
 
 func (o *clientObserver) budgetExhausted(ctx context.Context, b idem.BudgetInfo) {
-	o.budget.Add(ctx, 1, o.methodAdd.get(method(b.Method), methodSet, addOption)...)
+	o.budget.Add(ctx, 1, o.methodAdd.get(callOf(b.Method, b.RPCMethod), methodSet, addOption)...)
 }
 
 // journalObserver turns journal events into measurements.

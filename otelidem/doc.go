@@ -68,6 +68,16 @@
 // request's URL, without port or path (the client's events carry a host,
 // never a URL).
 //
+// A gRPC call made through grpcidem's client interceptor is measured by
+// the same instruments, with OpenTelemetry's RPC attributes in place of
+// the HTTP ones: rpc.system.name "grpc" and rpc.method (the full method
+// name, "package.Service/Method") for http.request.method, and on
+// idem.client.operation.duration, idem.client.attempts and the span
+// rpc.response.status_code (the code's name, "NOT_FOUND") for
+// http.response.status_code; a retry carries no status, the transport's
+// HTTP status being no server's answer. server.address is the host of the
+// call's target.
+//
 // idem.client.attempts records, when a call of an operation ends, how
 // many attempts it made, each time the request was written counted:
 // net/http's own resends of a request on a reused keep-alive connection
