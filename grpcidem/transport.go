@@ -189,15 +189,20 @@ func outgoing(h http.Header) metadata.MD {
 	return md
 }
 
-// reserved reports the header names gRPC sets itself, or that are
-// HTTP's own, which a call's metadata must not carry.
+// reserved reports the header names gRPC sets itself (those its
+// transport drops from a call's metadata), or that are HTTP's own, which
+// a call's metadata must not carry. Other grpc- keys (grpc-trace-bin,
+// grpc-tags-bin, grpc-previous-rpc-attempts) are metadata gRPC sends as
+// the caller gave them, and so are they here.
 func reserved(n string) bool {
 	switch n {
 	case "content-type", "content-length", "user-agent", "te", "connection", "host",
-		"accept-encoding", "transfer-encoding", "keep-alive", "upgrade", "trailer":
+		"accept-encoding", "transfer-encoding", "keep-alive", "upgrade", "trailer",
+		"grpc-message-type", "grpc-encoding", "grpc-accept-encoding", "grpc-message",
+		"grpc-status", "grpc-status-details-bin", "grpc-timeout", strings.ToLower(keyFieldHeader):
 		return true
 	}
-	return strings.HasPrefix(n, "grpc-") || strings.HasPrefix(n, ":")
+	return strings.HasPrefix(n, ":")
 }
 
 // response is the HTTP response that stands for a call's answer st: its
