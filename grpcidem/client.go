@@ -10,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -97,10 +98,17 @@ type Error struct {
 	// Err is the reason: idem.ErrRetriesExhausted, idem.ErrBudgetExhausted,
 	// idem.ErrDeadline (the next wait would end past the call's deadline),
 	// idem.ErrKeyReused (the server said so: never retried),
-	// idem.ErrInvalidKey or ErrNoKeyField (nothing was sent), or the
-	// call's context error.
+	// idem.ErrInvalidKey or ErrNoKeyField (nothing was sent),
+	// idem.ErrBodyTooLarge (the request over the Client's MaxRequestBody,
+	// nothing sent; the answer over its MaxResponseBody; or a repeat
+	// whose answer the journal kept only in part, MaxJournalBody: never
+	// a cut answer passed off as the whole), or the call's context error.
 	Err error
-	// Status is the last attempt's status; nil if nothing was sent.
+	// Status is the last attempt's status; nil if nothing was sent. For
+	// idem.ErrBodyTooLarge it is ResourceExhausted, as gRPC's own message
+	// size limits are, or, for an answer the journal cut,
+	// FailedPrecondition with reason RESULT_NOT_KEPT, as the server
+	// interceptor answers a result it did not keep.
 	Status *status.Status
 }
 
@@ -127,13 +135,20 @@ func (e *Error) Unwrap() error { return e.Err }
 // status of a context error.
 func (e *Error) GRPCStatus() *status.Status {
 	switch {
-	case e.Status != nil:
+	case e.Status != nil && e.Status.Code() != codes.OK:
 		return e.Status
+	case e.Status != nil:
+		// An error is never OK: an answer that could not be read.
+		return status.New(codes.Internal, e.Error())
 	case errors.Is(e.Err, context.Canceled), errors.Is(e.Err, context.DeadlineExceeded):
 		return status.FromContextError(e.Err)
 	}
 	return status.New(codes.InvalidArgument, e.Error())
 }
+
+// stAnswerCut is the status of a repeated call whose answer the journal
+// kept only in part: the server's answer to a result it did not keep.
+var stAnswerCut = refusal(codes.FailedPrecondition, ReasonResultNotKept, "the call ran, and the journal kept only part of its answer (idem.Options.MaxJournalBody); look its result up another way", 0)
 
 // keyOption carries Key's key to the interceptor.
 type keyOption struct {
@@ -315,10 +330,24 @@ func (ci *clientInterceptor) intercept(ctx context.Context, method string, req, 
 				*replayed = ie.Header.Get(ReplayedHeader) == "true"
 			}
 		}
+		if errors.Is(ie.Err, idem.ErrBodyTooLarge) {
+			// The request over MaxRequestBody (nothing sent) or the
+			// answer over MaxResponseBody (not read): gRPC's code for its
+			// own message size limits, never the cut answer's.
+			e.Status = status.New(codes.ResourceExhausted, ie.Err.Error())
+		}
 		return e
 	}
 	if replayed != nil {
 		*replayed = resp.Replayed
+	}
+	if resp.Truncated {
+		// Answered from the journal, which kept only the first
+		// MaxJournalBody bytes of the answer: decoding them would pass a
+		// part off as the whole (a reply cut between fields decodes).
+		e.Err = fmt.Errorf("%w: the journal kept only the first %d bytes of this call's answer (MaxJournalBody)", idem.ErrBodyTooLarge, len(resp.Body))
+		e.Status = stAnswerCut
+		return e
 	}
 	st, err := statusOf(resp.Header, resp.Body)
 	switch {
@@ -326,12 +355,18 @@ func (ci *clientInterceptor) intercept(ctx context.Context, method string, req, 
 		e.Attempts, e.Err = resp.Attempts, err
 		if !lc.reached.Load() && !resp.FromJournal {
 			e.Err = fmt.Errorf("%w: %v", ErrNotGRPCTransport, err)
+		} else {
+			e.Status = status.New(codes.Internal, err.Error())
 		}
 		return e
 	case st != nil:
 		return st.Err() // the server's final answer, as it gave it
 	}
-	return proto.Unmarshal(resp.Body, reply.(proto.Message))
+	if err := proto.Unmarshal(resp.Body, reply.(proto.Message)); err != nil {
+		// As gRPC answers a reply it cannot decode.
+		return status.Errorf(codes.Internal, "grpcidem: failed to unmarshal the received message: %v", err)
+	}
+	return nil
 }
 
 // request returns the HTTP request that stands for the call in idem's
@@ -354,7 +389,9 @@ func (ci *clientInterceptor) request(ctx context.Context, method, key string, bo
 	}
 	h.Set(ci.header, key)
 	if ci.field != nil {
-		h.Set(keyFieldHeader, ci.header)
+		h.Set("Content-Type", mime.FormatMediaType(contentType, map[string]string{keyInFieldParam: ci.header}))
+	} else {
+		h.Set("Content-Type", contentType) // a caller's content-type metadata, which gRPC drops, never says JSON to idem
 	}
 	var target string
 	if cc != nil {

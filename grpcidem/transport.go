@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"mime"
 	"net/http"
 	"strconv"
 	"strings"
@@ -41,11 +42,29 @@ const Scheme = "grpc"
 const (
 	// StatusHeader holds the answer's gRPC code, in decimal.
 	StatusHeader = "Grpc-Status"
-	// keyFieldHeader marks a call whose key travels in a request field:
-	// the metadata key it names is not sent, though idem's client sets
-	// it. It is journaled with the call, so a resumed call keeps it.
-	keyFieldHeader = "Grpc-Idem-Key-In-Field"
 )
+
+// The Content-Type of the requests that stand for gRPC calls, and its
+// parameter that marks a call whose key travels in a request field: the
+// metadata key it names is not sent, though idem's client sets it.
+// Content-Type is the header the journal always keeps (a credential-like
+// header name, or one JournalHeaders does not list, would be withheld),
+// so a resumed call keeps the mark; gRPC sets its own content-type, so it
+// is never metadata.
+const (
+	contentType     = "application/grpc"
+	keyInFieldParam = "idem-key-in-field"
+)
+
+// keyInField returns the metadata key that a request's Content-Type says
+// is not sent (the key travels in a field), or "".
+func keyInField(h http.Header) string {
+	typ, params, err := mime.ParseMediaType(h.Get("Content-Type"))
+	if err != nil || typ != contentType {
+		return ""
+	}
+	return strings.ToLower(params[keyInFieldParam])
+}
 
 // ErrNoConn is the error of a journaled call, resumed, whose target has no
 // connection registered with [Transport.Register]. The call stays pending;
@@ -178,7 +197,7 @@ func readAll(req *http.Request) ([]byte, error) {
 // whose key is in a request field, the key's.
 func outgoing(h http.Header) metadata.MD {
 	md := make(metadata.MD, len(h))
-	skip := strings.ToLower(h.Get(keyFieldHeader))
+	skip := keyInField(h)
 	for name, vals := range h {
 		n := strings.ToLower(name)
 		if reserved(n) || n == skip {
@@ -199,7 +218,7 @@ func reserved(n string) bool {
 	case "content-type", "content-length", "user-agent", "te", "connection", "host",
 		"accept-encoding", "transfer-encoding", "keep-alive", "upgrade", "trailer",
 		"grpc-message-type", "grpc-encoding", "grpc-accept-encoding", "grpc-message",
-		"grpc-status", "grpc-status-details-bin", "grpc-timeout", strings.ToLower(keyFieldHeader):
+		"grpc-status", "grpc-status-details-bin", "grpc-timeout":
 		return true
 	}
 	return strings.HasPrefix(n, ":")
@@ -294,7 +313,10 @@ func statusFor(st *status.Status) int {
 // reply decoded into reply (which may be nil to skip it), or the call's
 // final status as an error (status.FromError reads it). It is how a caller
 // reads the calls Client.Resume finished after a restart. A response that
-// is not a gRPC call's answer is an error.
+// is not a gRPC call's answer is an error. Answer sees only the bytes it
+// is given: a Response whose Truncated is set (an answer from the journal,
+// which kept its first MaxJournalBody bytes) is not the whole answer, and
+// must not be passed to it as if it were.
 func Answer(header http.Header, body []byte, reply proto.Message) error {
 	st, err := statusOf(header, body)
 	if err != nil {
