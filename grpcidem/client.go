@@ -104,7 +104,9 @@ type Error struct {
 	// whose answer the journal kept only in part, MaxJournalBody: never
 	// a cut answer passed off as the whole), or the call's context error.
 	Err error
-	// Status is the last attempt's status; nil if nothing was sent. For
+	// Status is the last attempt's status (an attempt cut by its
+	// timeout or the call's context: that context's code); nil if
+	// nothing was sent. For
 	// idem.ErrBodyTooLarge it is ResourceExhausted, as gRPC's own message
 	// size limits are, or, for an answer the journal cut,
 	// FailedPrecondition with reason RESULT_NOT_KEPT, as the server
@@ -130,18 +132,24 @@ func (e *Error) Error() string {
 // Unwrap returns Err.
 func (e *Error) Unwrap() error { return e.Err }
 
-// GRPCStatus returns the last attempt's status, or, if nothing was sent,
-// InvalidArgument for a key or request that could not be sent and the
-// status of a context error.
+// GRPCStatus returns, for a call whose context ended (Err a context
+// error) or whose next wait would have outlasted its deadline
+// (idem.ErrDeadline), Canceled or DeadlineExceeded, as a plain gRPC
+// call returns; otherwise the last attempt's status (DeadlineExceeded
+// for an attempt cut by its timeout), or, if nothing was sent,
+// InvalidArgument for a key or request that could not be sent.
 func (e *Error) GRPCStatus() *status.Status {
 	switch {
+	case errors.Is(e.Err, context.Canceled), errors.Is(e.Err, context.DeadlineExceeded):
+		// The call's context ended, or its deadline would have passed
+		// in the next wait (idem.ErrDeadline): its code, as a plain
+		// gRPC call's, whatever the last attempt got.
+		return status.FromContextError(e.Err)
 	case e.Status != nil && e.Status.Code() != codes.OK:
 		return e.Status
 	case e.Status != nil:
 		// An error is never OK: an answer that could not be read.
 		return status.New(codes.Internal, e.Error())
-	case errors.Is(e.Err, context.Canceled), errors.Is(e.Err, context.DeadlineExceeded):
-		return status.FromContextError(e.Err)
 	}
 	return status.New(codes.InvalidArgument, e.Error())
 }
@@ -330,6 +338,12 @@ func (ci *clientInterceptor) intercept(ctx context.Context, method string, req, 
 				*replayed = ie.Header.Get(ReplayedHeader) == "true"
 			}
 		}
+		if e.Status == nil && ie.Cause != nil {
+			// The last attempt ended without an answer: cut by its
+			// timeout (DeadlineExceeded, as gRPC ends it), or an error an
+			// interceptor after this one returned.
+			e.Status = causeStatus(ie.Cause)
+		}
 		if errors.Is(ie.Err, idem.ErrBodyTooLarge) {
 			// The request over MaxRequestBody (nothing sent) or the
 			// answer over MaxResponseBody (not read): gRPC's code for its
@@ -407,6 +421,15 @@ func (ci *clientInterceptor) request(ctx context.Context, method, key string, bo
 		GetBody:       func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
 	}).WithContext(context.WithValue(ctx, liveCallKey{}, lc))
 	return hreq, lc
+}
+
+// causeStatus is the status of an attempt that ended in err, not an
+// answer: a context's end as gRPC gives it, or err's own status.
+func causeStatus(err error) *status.Status {
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return status.FromContextError(err)
+	}
+	return status.Convert(err)
 }
 
 // lastStatus is the status of the last answer an *idem.Error describes:

@@ -174,7 +174,13 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		err = cc.Invoke(ctx, method, in, out, grpc.Header(&header), grpc.Trailer(&trailer))
 	}
 	if cerr := req.Context().Err(); cerr != nil {
-		return nil, context.Cause(req.Context()) // the attempt's end, not an answer
+		// The attempt's end, not an answer: its cause, which must still
+		// say canceled or deadline (a caller's own cause does not).
+		cause := context.Cause(req.Context())
+		if !errors.Is(cause, cerr) {
+			cause = fmt.Errorf("%w: %w", cerr, cause)
+		}
+		return nil, cause
 	}
 	st, isStatus := status.FromError(err)
 	if !isStatus {
