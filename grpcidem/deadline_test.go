@@ -100,10 +100,12 @@ func TestHangingServer(t *testing.T) {
 	ctx, cancel := context.WithTimeout(t.Context(), 2*time.Second)
 	defer cancel()
 	_, err = c.Charge(ctx, charge("ann", 1))
-	require.Error(t, err)
-	assert.Len(t, attempts, 5, "every attempt was cut by AttemptTimeout and retried: %v", err)
-	assert.ErrorIs(t, err, idem.ErrRetriesExhausted)
-	assert.Equal(t, codes.DeadlineExceeded, status.Code(err))
+	require.ErrorIs(t, err, idem.ErrRetriesExhausted, "every attempt was cut by AttemptTimeout and retried")
+	var e *grpcidem.Error
+	require.ErrorAs(t, err, &e)
+	assert.Equal(t, 5, e.Attempts)
+	assert.NotEmpty(t, attempts)
+	assert.Equal(t, codes.DeadlineExceeded, status.Code(err), "the last attempt's end")
 
 	ctx, cancel = context.WithTimeout(t.Context(), 100*time.Millisecond)
 	defer cancel()
@@ -130,7 +132,8 @@ func (h *hangs) Charge(ctx context.Context, _ *testpb.ChargeRequest) (*testpb.Ch
 	h.arrived <- struct{}{}
 	select {
 	case <-h.release:
+		return nil, status.Error(codes.Unavailable, "released")
 	case <-ctx.Done():
+		return nil, status.FromContextError(ctx.Err()).Err()
 	}
-	return nil, status.Error(codes.Unavailable, "gave up")
 }
