@@ -203,7 +203,9 @@ func Replayed(to *bool) grpc.CallOption { return replayedOption{to: to} }
 // grpc.CallContentSubtype) is refused with [ErrOwnCodec], and a request
 // that is not a protobuf message passes through untouched. Interceptors
 // placed after it in the chain see every attempt, pre-encoded: put it
-// last. It is safe for concurrent use.
+// last. Another interceptor of this package after it (installed twice)
+// lets its attempts through untouched, as the one on the connection a
+// resumed call is sent on does. It is safe for concurrent use.
 func UnaryClientInterceptor(opts ClientOptions) (grpc.UnaryClientInterceptor, error) {
 	ci, err := newClientInterceptor(opts)
 	if err != nil {
@@ -283,8 +285,8 @@ func newClientInterceptor(o ClientOptions) (*clientInterceptor, error) {
 }
 
 func (ci *clientInterceptor) intercept(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
-	if ctx.Value(resumedKey{}) != nil {
-		return invoker(ctx, method, req, reply, cc, opts...) // an attempt of a resumed call, keyed already
+	if m, ok := ctx.Value(attemptKey{}).(proto.Message); ok && m == req {
+		return invoker(ctx, method, req, reply, cc, opts...) // an attempt a Transport makes, keyed already
 	}
 	if ci.o.Methods != nil && !ci.o.Methods(method) {
 		return invoker(ctx, method, req, reply, cc, opts...)

@@ -133,10 +133,13 @@ type liveCall struct {
 
 type liveCallKey struct{}
 
-// resumedKey marks the context of an attempt Transport sends through a
-// registered connection: the client interceptor on that connection lets
-// it through as it is.
-type resumedKey struct{}
+// attemptKey marks the context of an attempt Transport sends, live or
+// resumed, with its pre-encoded message: a client interceptor of this
+// package that sees that message under it (one after the interceptor
+// making the call, installed twice, or on the connection a resumed call
+// is sent on) lets it through as it is, keyed already. Another call made
+// with the same context is not let through.
+type attemptKey struct{}
 
 // RoundTrip makes one attempt. For a gRPC call it never returns an error
 // for an answer the server gave: the answer is the response (see
@@ -157,7 +160,7 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	in := &emptypb.Empty{}
 	in.ProtoReflect().SetUnknown(body) // sent verbatim by any protobuf codec
-	ctx = metadata.NewOutgoingContext(ctx, outgoing(req.Header))
+	ctx = context.WithValue(metadata.NewOutgoingContext(ctx, outgoing(req.Header)), attemptKey{}, in)
 	var header, trailer metadata.MD
 	out := &emptypb.Empty{} // the reply's fields, all unknown to it, kept as bytes
 	method := req.URL.Path
@@ -170,7 +173,6 @@ func (t *Transport) RoundTrip(req *http.Request) (*http.Response, error) {
 		if cc == nil {
 			return nil, fmt.Errorf("%w: %q (%s)", ErrNoConn, req.Host, method)
 		}
-		ctx = context.WithValue(ctx, resumedKey{}, true)
 		err = cc.Invoke(ctx, method, in, out, grpc.Header(&header), grpc.Trailer(&trailer))
 	}
 	if cerr := req.Context().Err(); cerr != nil {
