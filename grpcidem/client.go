@@ -176,8 +176,10 @@ type replayedOption struct {
 }
 
 // Replayed returns a call option that sets *to, once the call has
-// returned, to whether its answer was the server's replay of an earlier
-// attempt's ("idempotent-replayed: true").
+// returned, to whether its answer was an earlier attempt's: the server's
+// replay ("idempotent-replayed: true"), or the answer the Client's
+// journal holds for the key (nothing was sent). False means the server
+// ran the call for this one.
 func Replayed(to *bool) grpc.CallOption { return replayedOption{to: to} }
 
 // UnaryClientInterceptor returns a gRPC unary client interceptor that
@@ -346,6 +348,11 @@ func (ci *clientInterceptor) intercept(ctx context.Context, method string, req, 
 			// interceptor after this one returned.
 			e.Status = causeStatus(ie.Cause)
 		}
+		if errors.Is(ie.Err, idem.ErrKeyReused) && e.Status == nil {
+			// Refused by the journal, which holds another request under
+			// the key: the server's answer to such a call.
+			e.Status = stKeyReused
+		}
 		if errors.Is(ie.Err, idem.ErrBodyTooLarge) {
 			// The request over MaxRequestBody (nothing sent) or the
 			// answer over MaxResponseBody (not read): gRPC's code for its
@@ -355,7 +362,9 @@ func (ci *clientInterceptor) intercept(ctx context.Context, method string, req, 
 		return e
 	}
 	if replayed != nil {
-		*replayed = resp.Replayed
+		// The journal's answer is an earlier attempt's too: nothing ran
+		// for this call.
+		*replayed = resp.Replayed || resp.FromJournal
 	}
 	if resp.Truncated {
 		// Answered from the journal, which kept only the first
