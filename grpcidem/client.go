@@ -203,9 +203,9 @@ func Replayed(to *bool) grpc.CallOption { return replayedOption{to: to} }
 // sent pre-encoded through the call's codec, so the interceptor suits the
 // default proto codec; a call with a codec of its own (grpc.ForceCodec,
 // grpc.CallContentSubtype) is refused with [ErrOwnCodec], and a request
-// that is not a protobuf message passes through untouched. Interceptors
-// placed after it in the chain see every attempt, pre-encoded: put it
-// last. Another interceptor of this package after it (installed twice)
+// or reply that is not a protobuf message passes through untouched.
+// Interceptors placed after it in the chain see every attempt,
+// pre-encoded: put it last. Another interceptor of this package after it (installed twice)
 // lets its attempts through untouched, as the one on the connection a
 // resumed call is sent on does. It is safe for concurrent use.
 func UnaryClientInterceptor(opts ClientOptions) (grpc.UnaryClientInterceptor, error) {
@@ -294,8 +294,8 @@ func (ci *clientInterceptor) intercept(ctx context.Context, method string, req, 
 		return invoker(ctx, method, req, reply, cc, opts...)
 	}
 	msg, ok := req.(proto.Message)
-	if !ok {
-		return invoker(ctx, method, req, reply, cc, opts...) // not protobuf: nothing to encode once
+	if _, replyOK := reply.(proto.Message); !ok || !replyOK {
+		return invoker(ctx, method, req, reply, cc, opts...) // not protobuf: nothing to encode once, or to decode
 	}
 	var (
 		key      string
@@ -472,8 +472,13 @@ func (ci *clientInterceptor) place(ctx context.Context, method, key string, msg 
 		inPlace = v
 	} else if md, ok := metadata.FromOutgoingContext(ctx); ok {
 		if vals := md.Get(ci.header); len(vals) > 0 {
+			if len(vals) > 1 {
+				// The server refuses a key of two values: so does this,
+				// rather than send one of them.
+				return key, msg, fmt.Errorf("%w: the call's metadata carries %d values of %q", idem.ErrInvalidKey, len(vals), ci.header)
+			}
 			inPlace = vals[0]
-			if key != "" && key != inPlace {
+			if key != "" && !sameKey(key, inPlace) {
 				return key, msg, fmt.Errorf("%w: the call's metadata carries another key than grpcidem.Key gives", idem.ErrInvalidKey)
 			}
 		}
@@ -495,4 +500,12 @@ func (ci *clientInterceptor) place(ctx context.Context, method, key string, msg 
 		msg = ci.field.set(msg, key)
 	}
 	return key, msg, nil
+}
+
+// sameKey reports whether two key values name one key: bare and quoted
+// forms are the same key, as for the server.
+func sameKey(a, b string) bool {
+	ka, errA := idem.ParseKey(a)
+	kb, errB := idem.ParseKey(b)
+	return errA == nil && errB == nil && ka == kb
 }

@@ -199,3 +199,22 @@ func TestCredentialsSentNeverJournaled(t *testing.T) {
 	assert.Equal(t, []string{"Kept"}, seen[2].Get("x-upper"))
 	assert.Equal(t, []string{"acme"}, seen[2].Get("x-tenant"))
 }
+
+// TestKeyInMetadataEdges: a key of two values in the metadata is refused
+// before anything is sent (the server would refuse it; sending one of
+// them would not be the call the caller made), and a key given quoted in
+// the metadata and bare with grpcidem.Key is one key.
+func TestKeyInMetadataEdges(t *testing.T) {
+	t.Parallel()
+	ok := func(int, context.Context) (bool, error) { return false, nil }
+	ic := interceptor(t, grpcidem.ClientOptions{})
+	f := &fake{answer: ok}
+	err := invoke(withKey(withKey(t.Context(), "k-one"), "k-two"), ic, f, charge("ann", 1))
+	require.ErrorIs(t, err, idem.ErrInvalidKey)
+	assert.Equal(t, codes.InvalidArgument, status.Code(err))
+	assert.Empty(t, f.sent)
+
+	require.NoError(t, invoke(withKey(t.Context(), `"k-quoted"`), ic, f, charge("ann", 1), grpcidem.Key("k-quoted")))
+	require.Len(t, f.sent, 1)
+	assert.Equal(t, "k-quoted", f.sent[0].key)
+}
