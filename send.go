@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/url"
 	"sync"
@@ -229,9 +230,13 @@ func (c *Client) newRequest(ctx context.Context, cl *call, op *Operation, header
 			return fmt.Errorf("idem: bad URL: %v", err)
 		}
 	}
-	h := make(http.Header, len(header)+1)
-	for k, vs := range header {
-		h[k] = vs[:len(vs):len(vs)] // an append in PrepareRequest copies
+	// A copy of the map, its values shared: nothing appends to them, as
+	// PrepareRequest is given a copy of its own (see call.prepare).
+	// maps.Clone copies a small map's storage whole, where inserting each
+	// header again would hash it.
+	h := maps.Clone(header)
+	if h == nil {
+		h = make(http.Header, 1)
 	}
 	if c.opts.Header != "" { // else the key is in the body (Options.BodyKey)
 		cl.keyHdr[0] = op.Key
@@ -375,11 +380,12 @@ func (cl *call) checkRetry(resp *http.Response, err error) (bool, error) {
 		attempts:       cl.attempts,
 		maxAttempts:    c.opts.MaxAttempts,
 		maxRetryAfter:  c.opts.MaxRetryAfter,
-		now:            time.Now(),
-		retainUntil:    c.retainedUntil(cl.op),
 		attemptTimeout: c.opts.AttemptTimeout,
 	}
 	if out == outRetryable || out == outFailed || out == outTimeout {
+		// Only these can come to a retry, the one decision of next that
+		// reads the time: a final answer reads no clock.
+		s.now, s.retainUntil = time.Now(), c.retainedUntil(cl.op)
 		s.backoff = Backoff(cl.retries+1, c.opts.BaseDelay, c.opts.MaxDelay)
 		if resp != nil {
 			s.retryAfter = resp.Header.Get("Retry-After")
