@@ -129,6 +129,19 @@
 // budget, shared by its HTTP requests and gRPC calls, stops retry storms
 // (idem.ErrBudgetExhausted).
 //
+// A call that ends without the server's final answer is an [*Error],
+// whose GRPCStatus is the code a plain gRPC call would end with:
+// Canceled or DeadlineExceeded when the call's context ended or its next
+// wait would outlast its deadline (the last attempt's status stays in
+// Error.Status), DeadlineExceeded when every attempt ran past its
+// timeout, ResourceExhausted for a request or an answer over the
+// Client's MaxRequestBody or MaxResponseBody, FailedPrecondition
+// KEY_REUSED for a key reused with another request (the server's
+// refusal, or the journal's), FailedPrecondition RESULT_NOT_KEPT wrapping
+// idem.ErrBodyTooLarge for a repeat whose answer the journal kept only in
+// part (MaxJournalBody), and otherwise the last attempt's status. An
+// Error never reports OK.
+//
 // # The journal
 //
 // With a journal in the Client's Options, a call is written down before
@@ -138,8 +151,17 @@
 // After a crash, Client.Resume sends the calls left pending, on the
 // connection [Transport.Register] names for each call's target, through
 // that connection's interceptors (the client interceptor lets a resumed
-// attempt through as it is); [Answer] reads a resumed call's response. A
-// repeat of a finished call's key is answered from the journal.
+// attempt through as it is, and so does a second copy of it in a chain);
+// [Answer] reads a resumed call's response. A repeat of a finished call's
+// key is answered from the journal, and [Replayed] reports it as a
+// replay: false means the server ran the call for this one.
+//
+// The metadata is sent on every attempt as a plain gRPC call sends it,
+// binary values and the grpc- keys gRPC passes on (grpc-trace-bin,
+// grpc-tags-bin) included; only the keys gRPC reserves for itself are
+// left out. Credentials are sent on live attempts and never journaled;
+// a resumed attempt carries what the connection's per-RPC credentials
+// and idem.Options.PrepareRequest add.
 //
 // # Streams and metadata
 //
