@@ -169,6 +169,22 @@ type keyOption struct {
 // idem.DeriveKey, or one kept to retry an operation later.
 func Key(key string) grpc.CallOption { return keyOption{key: key} }
 
+// namedOption carries Named's name to the interceptor.
+type namedOption struct {
+	grpc.EmptyCallOption
+	name string
+}
+
+// Named returns a call option that makes the call under the key bound to
+// an application name in the Client's journal (idem.Client.NamedKey,
+// idem.Client.DoNamed), such as "payout/2026-12-25/417": the same key in
+// every process that makes the call, before or after a crash, and the
+// name kept with the call's record. It needs a journal
+// (idem.ErrNoJournal); given with [Key], or with a key in the metadata or
+// the KeyField that is not the name's, the call is refused with
+// idem.ErrInvalidKey and nothing is sent.
+func Named(name string) grpc.CallOption { return namedOption{name: name} }
+
 // replayedOption carries Replayed's flag to the interceptor.
 type replayedOption struct {
 	grpc.EmptyCallOption
@@ -298,20 +314,34 @@ func (ci *clientInterceptor) intercept(ctx context.Context, method string, req, 
 		return invoker(ctx, method, req, reply, cc, opts...) // not protobuf: nothing to encode once, or to decode
 	}
 	var (
-		key      string
-		replayed *bool
+		key, name string
+		replayed  *bool
 	)
 	e := &Error{Method: method}
 	for _, o := range opts {
 		switch o := o.(type) {
 		case keyOption:
 			key = o.key
+		case namedOption:
+			name = o.name
 		case replayedOption:
 			replayed = o.to
 		case grpc.ForceCodecCallOption, grpc.ForceCodecV2CallOption, grpc.ContentSubtypeCallOption:
 			e.Err = ErrOwnCodec
 			return e
 		}
+	}
+	if name != "" {
+		if key != "" {
+			e.Key, e.Err = key, fmt.Errorf("%w: the call has both grpcidem.Key and grpcidem.Named", idem.ErrInvalidKey)
+			return e
+		}
+		k, err := ci.o.Client.NamedKey(name)
+		if err != nil {
+			e.Err = err
+			return e
+		}
+		key = k
 	}
 	key, msg, err := ci.place(ctx, method, key, msg)
 	e.Key = key
@@ -325,7 +355,12 @@ func (ci *clientInterceptor) intercept(ctx context.Context, method string, req, 
 		return e
 	}
 	hreq, lc := ci.request(ctx, method, key, body, cc, invoker, opts)
-	resp, err := ci.o.Client.Do(hreq)
+	var resp *idem.Response
+	if name != "" {
+		resp, err = ci.o.Client.DoNamed(name, hreq)
+	} else {
+		resp, err = ci.o.Client.Do(hreq)
+	}
 	if err != nil {
 		var ie *idem.Error
 		if !errors.As(err, &ie) {
@@ -470,6 +505,9 @@ func (ci *clientInterceptor) place(ctx context.Context, method, key string, msg 
 			return key, msg, err
 		}
 		inPlace = v
+		if key != "" && inPlace != "" && !sameKey(key, inPlace) {
+			return key, msg, fmt.Errorf("%w: the request's %s carries another key than the call's option gives", idem.ErrInvalidKey, ci.o.KeyField)
+		}
 	} else if md, ok := metadata.FromOutgoingContext(ctx); ok {
 		if vals := md.Get(ci.header); len(vals) > 0 {
 			if len(vals) > 1 {
@@ -479,7 +517,7 @@ func (ci *clientInterceptor) place(ctx context.Context, method, key string, msg 
 			}
 			inPlace = vals[0]
 			if key != "" && !sameKey(key, inPlace) {
-				return key, msg, fmt.Errorf("%w: the call's metadata carries another key than grpcidem.Key gives", idem.ErrInvalidKey)
+				return key, msg, fmt.Errorf("%w: the call's metadata carries another key than the call's option gives", idem.ErrInvalidKey)
 			}
 		}
 	}

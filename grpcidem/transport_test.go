@@ -219,3 +219,49 @@ func TestResumeNeedsItsConnection(t *testing.T) {
 	require.NoError(t, err)
 	assert.Empty(t, pending)
 }
+
+// TestNamedCalls: a call made with Named is sent under the key bound to
+// the name in the journal, the name is kept with its record, and a
+// repeat in another process (another Client on the same journal) is the
+// same operation, answered from the journal. Named with another key, or
+// without a journal, sends nothing.
+func TestNamedCalls(t *testing.T) {
+	t.Parallel()
+	svc := &scenario.Charges{Ledger: &scenario.MemLedger{}}
+	addr := serve(t, svc, []grpc.UnaryServerInterceptor{grpcidem.UnaryServerInterceptor(memstore.New(memstore.Options{}), singleTenant)})
+	j, err := idem.OpenJournal(filepath.Join(t.TempDir(), "j"), idem.JournalOptions{})
+	require.NoError(t, err)
+	defer j.Close()
+	named := func() testpb.ChargesClient {
+		client, err := idem.New(idem.Options{Journal: j, Transport: grpcidem.NewTransport(nil)})
+		require.NoError(t, err)
+		return dial(t, addr, grpc.WithUnaryInterceptor(interceptor(t, grpcidem.ClientOptions{Client: client})))
+	}
+	first, err := named().Charge(t.Context(), charge("ann", 3), grpcidem.Named("payout/2026-12-25/417"))
+	require.NoError(t, err)
+	var replayed bool
+	again, err := named().Charge(t.Context(), charge("ann", 3), grpcidem.Named("payout/2026-12-25/417"), grpcidem.Replayed(&replayed))
+	require.NoError(t, err)
+	assert.Equal(t, first.GetId(), again.GetId())
+	assert.True(t, replayed)
+	assert.Equal(t, 1, svc.Ledger.Count(t, ""))
+	ops, err := j.Operations()
+	require.NoError(t, err)
+	require.Len(t, ops, 1)
+	assert.Equal(t, "payout/2026-12-25/417", ops[0].Name)
+	key, err := (func() (string, error) {
+		c, err := idem.New(idem.Options{Journal: j})
+		require.NoError(t, err)
+		return c.NamedKey("payout/2026-12-25/417")
+	})()
+	require.NoError(t, err)
+	assert.Equal(t, key, ops[0].Key)
+
+	_, err = named().Charge(t.Context(), charge("ann", 3), grpcidem.Named("payout/2"), grpcidem.Key("k-other"))
+	assert.ErrorIs(t, err, idem.ErrInvalidKey)
+	_, err = named().Charge(withKey(t.Context(), "k-other"), charge("ann", 3), grpcidem.Named("payout/2"))
+	assert.ErrorIs(t, err, idem.ErrInvalidKey)
+	_, err = dial(t, addr, grpc.WithUnaryInterceptor(interceptor(t, grpcidem.ClientOptions{}))).Charge(t.Context(), charge("ann", 3), grpcidem.Named("payout/3"))
+	assert.ErrorIs(t, err, idem.ErrNoJournal)
+	assert.Equal(t, 1, svc.Ledger.Count(t, ""), "nothing else was sent")
+}
