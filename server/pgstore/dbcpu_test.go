@@ -69,7 +69,11 @@ func (c *dbCPU) begin(b *testing.B) { c.start = c.backends(b) }
 // report adds the backends' CPU time per operation since begin
 // (db-cpu-µs/op) for n operations. A backend that opened meanwhile counts
 // whole; one that closed meanwhile is lost.
-func (c *dbCPU) report(b *testing.B, n int) {
+func (c *dbCPU) report(b *testing.B, n int) { c.reportAs(b, n, "db-cpu-µs/op") }
+
+// reportAs is report under the metric's name unit, for a benchmark that
+// reports several pools' CPU side by side.
+func (c *dbCPU) reportAs(b *testing.B, n int, unit string) {
 	end := c.backends(b)
 	if c.start == nil || end == nil || n == 0 {
 		return
@@ -78,5 +82,5 @@ func (c *dbCPU) report(b *testing.B, n int) {
 	for pid, t := range end {
 		ns += t - c.start[pid]
 	}
-	b.ReportMetric(float64(ns)/1e3/float64(n), "db-cpu-µs/op")
+	b.ReportMetric(float64(ns)/1e3/float64(n), unit)
 }

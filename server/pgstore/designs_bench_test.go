@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -180,4 +182,119 @@ func concurrently(b *testing.B, n int, op func(i int)) {
 	b.StopTimer()
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "ops/s")
 	all.report(b)
+}
+
+// BenchmarkReplayPaths sets the ways ClaimWork can read a completed record
+// side by side, interleaved operation by operation so that a noisy machine
+// disturbs them alike, each with a new key and a replay on a pool of its
+// own:
+//
+//   - in transaction: the record read under the lock, in the work's
+//     transaction, which a replay rolls back in the background (the
+//     Store's path).
+//   - before: an autocommit SELECT of a completed record in a round trip
+//     of its own before BEGIN; a new key then pays it too.
+//
+// The floors, on pools of their own: one autocommit SELECT of a
+// completed record, by hand (what a replay cannot beat), and SELECT 1.
+// A new key writes one charge in the work's transaction and commits it
+// with the record. For each it reports the median latency
+// (<name>-p50-µs) and, where PostgreSQL runs on this machine, the CPU its
+// backends spent per operation (<name>-db-cpu-µs), the background
+// rollbacks included. Run with
+//
+//	IDEM_TEST_DATABASE=postgres://... go test -run '^$' -bench ReplayPaths -count 3 ./server/pgstore/
+func BenchmarkReplayPaths(b *testing.B) {
+	ctx := context.Background()
+	resp := server.StoredResponse{
+		Status: http.StatusCreated,
+		Header: http.Header{"Content-Type": {"application/json"}},
+		Body:   []byte(`{"id":"ch_1","amount":1000}`),
+	}
+	type lane struct {
+		name  string
+		cpu   *dbCPU
+		store *pgstore.Store // nil for a floor
+		op    func(i int)
+		lat   latencies
+	}
+	var lanes []*lane
+	newLane := func(name, path string) (*lane, *pgxpool.Pool, string) {
+		pool, cpu := benchPool(b, 4)
+		l := &lane{name: name, cpu: cpu}
+		charges := ""
+		if path != "" {
+			l.store = newStore(b, pool, pgstore.Options{Transactional: true})
+			l.store.SetReplayPath(path)
+			charges = newCharges(b, pool)
+		}
+		lanes = append(lanes, l)
+		return l, pool, charges
+	}
+	commit := func(s *pgstore.Store, charges, key string) {
+		k := server.Key{Scope: "tenant", Key: key}
+		c, wctx, w, err := s.ClaimWork(ctx, k, "fp")
+		require.NoError(b, err)
+		require.True(b, c.Acquired)
+		tx, _ := pgstore.Tx(wctx)
+		_, err = tx.Exec(wctx, "INSERT INTO "+charges+" (key, amount) VALUES ($1, 1000)", key)
+		require.NoError(b, err)
+		require.NoError(b, w.Commit(ctx, resp, retention))
+	}
+	for _, path := range pgstore.ReplayPaths {
+		nl, _, nc := newLane("new-key-"+strings.ReplaceAll(path, " ", "-"), path)
+		nl.op = func(i int) { commit(nl.store, nc, fmt.Sprint("new-", i)) }
+		rl, _, rc := newLane("replay-"+strings.ReplaceAll(path, " ", "-"), path)
+		commit(rl.store, rc, "done")
+		rl.op = func(int) {
+			c, _, _, err := rl.store.ClaimWork(ctx, server.Key{Scope: "tenant", Key: "done"}, "fp")
+			require.NoError(b, err)
+			require.True(b, c.Record.Completed)
+		}
+	}
+	sl, spool, _ := newLane("floor-SELECT-record", "")
+	records := newStore(b, spool, pgstore.Options{Transactional: true})
+	commit(records, newCharges(b, spool), "done")
+	selectRecord := "SELECT fingerprint, token, state = 'completed', coalesce(status, 0), header, body, expires_at, expires_at < statement_timestamp() FROM " +
+		records.Table() + " WHERE scope = $1 AND key = $2 AND state = 'completed' AND expires_at >= statement_timestamp()"
+	sl.op = func(int) {
+		var (
+			fp, token     string
+			done, expired bool
+			status        int32
+			header, body  []byte
+			expiresAt     time.Time
+		)
+		require.NoError(b, spool.QueryRow(ctx, selectRecord, "tenant", "done").Scan(&fp, &token, &done, &status, &header, &body, &expiresAt, &expired))
+	}
+	ol, opool, _ := newLane("floor-SELECT-1", "")
+	ol.op = func(int) {
+		var one int
+		require.NoError(b, opool.QueryRow(ctx, "SELECT 1").Scan(&one))
+	}
+	for _, l := range lanes { // the connections, the prepared statements
+		for i := range 20 {
+			l.op(2_000_000 + i)
+		}
+		if l.store != nil {
+			l.store.Settle()
+		}
+		l.cpu.begin(b)
+	}
+	i := 0
+	for b.Loop() {
+		for _, l := range lanes {
+			l.lat.time(func() { l.op(i) })
+		}
+		i++
+	}
+	b.StopTimer()
+	for _, l := range lanes {
+		if l.store != nil {
+			l.store.Settle()
+		}
+		l.cpu.reportAs(b, i, l.name+"-db-cpu-µs")
+		slices.Sort(l.lat)
+		b.ReportMetric(float64(l.lat[len(l.lat)/2].Nanoseconds())/1e3, l.name+"-p50-µs")
+	}
 }
