@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/idemhq/idem/internal/charges"
+	"github.com/idemhq/idem/server"
 	"github.com/idemhq/idem/server/pgstore"
 )
 
@@ -234,4 +235,64 @@ func (h *handFloor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(http.StatusCreated)
 	w.Write(body)
+}
+
+// floorReplay is the floor of a pgstore replay: what no design that reads
+// the record from PostgreSQL can beat.
+const floorReplay = "floor: replay by hand (1 autocommit SELECT of the record + the bare in-memory handler)"
+
+// replayFloor serves POST /charges as the floor of a replay: one
+// autocommit SELECT of a completed record, by hand, in a table of
+// pgstore's schema on the same pool, then the bare in-memory handler.
+type replayFloor struct {
+	pool    *pgxpool.Pool
+	records string
+	bare    http.Handler
+}
+
+// newReplayFloor creates the floor's table (through pgstore.Migrate, so
+// it is pgstore's), stores the one record it reads, and returns the
+// handler and the table to drop afterwards.
+func newReplayFloor(pool *pgxpool.Pool) (*replayFloor, string) {
+	ctx, cancel := contextWithTimeout(10 * time.Second)
+	defer cancel()
+	f := &replayFloor{pool: pool, records: tableName("floor_replay")}
+	st, err := pgstore.New(pool, pgstore.Options{Table: f.records})
+	must(err)
+	must(st.Migrate(ctx))
+	st.Close()
+	body := []byte(`{"amount":1000,"currency":"usd","id":"ch_0123456789abcdef","ref":"bench"}` + "\n")
+	_, err = pool.Exec(ctx, fmt.Sprintf(floorInsert, f.records), "bench", floorReplayKey, "fp", crand.Text(),
+		int32(http.StatusCreated), []byte("Content-Type\x00application/json"), body)
+	must(err)
+	svc, err := charges.New(ctx, charges.Config{Optional: true})
+	must(err)
+	f.bare = svc.Handler()
+	return f, f.records
+}
+
+// floorReplayKey is the key of the record the replay floor reads.
+const floorReplayKey = "replay-floor"
+
+// floorStored is pgstore's read of a completed record inside its
+// retention.
+const floorStored = floorLookup + "\n  AND state = 'completed' AND expires_at >= statement_timestamp()"
+
+func (f *replayFloor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var (
+		fp, token     string
+		done, expired bool
+		status        int32
+		header, body  []byte
+		expiresAt     time.Time
+	)
+	err := f.pool.QueryRow(r.Context(), fmt.Sprintf(floorStored, f.records), r.Header.Get(charges.ClientHeader), floorReplayKey).
+		Scan(&fp, &token, &done, &status, &header, &body, &expiresAt, &expired)
+	if err != nil {
+		http.Error(w, "floor failed: "+err.Error(), http.StatusInternalServerError)
+		return
+	}
+	r.Header.Del("Idempotency-Key") // the bare handler takes none
+	w.Header().Set(server.ReplayedHeader, "true")
+	f.bare.ServeHTTP(w, r)
 }

@@ -101,8 +101,11 @@ func keyIf(keyed bool, k string) string {
 type serverResults struct {
 	inProcess *inProcessResult
 	http      []httpRow
-	floors    *pgFloors   // nil without PostgreSQL
-	trips     [][2]string // round trips to PostgreSQL
+	floors    *pgFloors // nil without PostgreSQL
+	// replayFloor is the replay floor over HTTP (floorReplay), measured
+	// in the same rounds as the rows; empty without PostgreSQL.
+	replayFloor sample
+	trips       [][2]string // round trips to PostgreSQL
 	// redisTrips are the round trips to Redis; empty without Redis.
 	redisTrips [][2]string
 	claims     []*claimResult // each store's Store.Claim alone; memstore's is in process
@@ -251,6 +254,21 @@ func overHTTP(cfg config, e env, rt *roundTrips, trips *redisTrips, res *serverR
 		defer floor.close()
 		res.floors = &pgFloors{syncCommit: floor.syncCommit}
 	}
+	var rf *setup
+	if e.pool != nil {
+		h, table := newReplayFloor(e.pool)
+		url, stop := serve(h)
+		rf = &setup{row: httpRow{name: floorReplay}, url: url, http: newHTTPClient(), stop: func() {
+			stop()
+			ctx, cancel := contextWithTimeout(10 * time.Second)
+			defer cancel()
+			e.pool.Exec(ctx, "DROP TABLE IF EXISTS "+table)
+		}}
+		defer rf.stop()
+		for range 50 {
+			postCharge(rf.http, rf.url, floorReplayKey)
+		}
+	}
 	replayKeys := make([]string, len(ss))
 	for i, s := range ss {
 		keyed := s.row.keyed()
@@ -281,6 +299,15 @@ func overHTTP(cfg config, e env, rt *roundTrips, trips *redisTrips, res *serverR
 					}
 					s.row.replay = append(s.row.replay, d)
 				}
+			}
+		}
+		if rf != nil {
+			for range cfg.seqOps {
+				d, replayed := postCharge(rf.http, rf.url, floorReplayKey)
+				if !replayed {
+					must(fmt.Errorf("%s: not answered as a replay", floorReplay))
+				}
+				res.replayFloor = append(res.replayFloor, d)
 			}
 		}
 		if floor != nil {
@@ -389,6 +416,12 @@ func (r *serverResults) printHTTP() {
 		}
 	}
 	t.print()
+	if len(r.replayFloor) > 0 {
+		rt := &table{title: "Server: the floor of a replay over loopback HTTP", head: []string{"setup", "p50", "p99"}}
+		rt.add(floorReplay, ms(r.replayFloor.median()), ms(r.replayFloor.p99()))
+		rt.notes = append(rt.notes, "One autocommit SELECT of a completed record in a table of pgstore's schema, on the same pool, then the bare in-memory handler: measured in the same rounds as the table above.")
+		rt.print()
+	}
 	if r.floors != nil {
 		r.floors.print()
 	}

@@ -17,6 +17,7 @@ const (
 	targetPGFloor        = 1.05 // pgstore new key p50 ≤ 1.05× its three-round-trip floor by hand
 	targetPGThroughput   = 0.60
 	targetReplayTrips    = 1.5 // replay p50 ≤ bare in-memory p50 + 1.5 × SELECT 1 p50
+	targetReplayFloor    = 1.1 // replay p50 ≤ 1.1× its floor: 1 autocommit SELECT + the bare in-memory handler
 	targetPileAll        = 60 * time.Millisecond
 	targetPileFirstSlows = time.Millisecond
 )
@@ -103,6 +104,13 @@ func printTargets(c *clientResults, s *serverResults) {
 				ms(pg.replay.median()),
 				fmt.Sprintf("bound %s = %s + %.1f × %s", ms(bound), ms(bm.newKey.median()), targetReplayTrips, ms(f.select1.median())),
 				verdict(pg.replay.median() <= bound))
+		}
+		if rf := s.replayFloor; len(rf) > 0 {
+			x := float64(pg.replay.median()) / float64(rf.median())
+			t.add(fmt.Sprintf("pgstore replay over HTTP: p50 ≤ %.1f× its floor, one autocommit SELECT of the record + the bare in-memory handler by hand", targetReplayFloor),
+				fmt.Sprintf("%s (%s)", ratio(float64(pg.replay.median()), float64(rf.median())), ms(pg.replay.median())),
+				fmt.Sprintf("floor %s, same HTTP and pool", ms(rf.median())),
+				verdict(x <= targetReplayFloor))
 		}
 	}
 	for _, r := range s.pileUp {
