@@ -181,8 +181,10 @@ func (c *Client) doRequest(req *http.Request, name string) (*Response, error) {
 	case name != "":
 		op.Key, err = c.NamedKey(name)
 	default:
-		if v := req.Header.Get(c.opts.Header); v != "" {
-			op.Key, err = ParseKey(v)
+		// Options.Header is canonical (withDefaults), as Header.Get would
+		// make it: the map is read without canonicalizing the name again.
+		if vs := req.Header[c.opts.Header]; len(vs) > 0 && vs[0] != "" {
+			op.Key, err = ParseKey(vs[0])
 		} else {
 			op.Key, op.minted = c.newKey(req)
 		}
