@@ -159,6 +159,126 @@ func BenchmarkPostLatency(b *testing.B) {
 	b.ReportMetric(float64(o)/float64(t), "p50-ratio")
 }
 
+// BenchmarkPostFloor puts BenchmarkPostLatency's two POSTs beside a
+// floor: the least any client that makes idem's promise without a journal
+// does to a POST, by hand, over the same net/http Client machinery. It
+// reads the request body into memory (to send the same bytes on every
+// attempt) in one read of its known length, mints a UUIDv7 key, copies the
+// header map to add the key header, sends the request through an
+// http.Client, and reads the whole response body in one read of its known
+// length, with no retry loop, no attempt deadline and no budget.
+// The three take turns, each first in its turn, against one loopback
+// server, and the benchmark reports each median and floor-ratio (the
+// floor's over go-retryablehttp's: what no design of idem's client can go
+// under) and idem-floor-ratio (idem's over the floor's: what idem's own
+// machinery costs).
+func BenchmarkPostFloor(b *testing.B) {
+	url := benchServer(b)
+	rc := &retryablehttp.Client{HTTPClient: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}, RetryMax: 4,
+		CheckRetry: retryablehttp.DefaultRetryPolicy, Backoff: retryablehttp.DefaultBackoff}
+	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
+	c, _ := New(Options{})
+	viaRetryablehttp := func() {
+		req, _ := retryablehttp.NewRequest(http.MethodPost, url, benchBody)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := rc.Do(req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		io.Copy(io.Discard, resp.Body)
+		resp.Body.Close()
+	}
+	viaFloor := func() {
+		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(benchBody))
+		req.Header.Set("Content-Type", "application/json")
+		body := make([]byte, req.ContentLength) // known: one exact read
+		if _, err := io.ReadFull(req.Body, body); err != nil {
+			b.Fatal(err)
+		}
+		h := req.Header.Clone()
+		h["Idempotency-Key"] = []string{NewKey()}
+		sent := req.WithContext(req.Context())
+		sent.Header, sent.Body = h, io.NopCloser(bytes.NewReader(body))
+		resp, err := hc.Do(sent)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(resp.Body, make([]byte, resp.ContentLength)); err != nil {
+			b.Fatal(err)
+		}
+		resp.Body.Close()
+	}
+	viaIdem := func() {
+		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(benchBody))
+		req.Header.Set("Content-Type", "application/json")
+		if _, err := c.Do(req); err != nil {
+			b.Fatal(err)
+		}
+	}
+	posts := [3]func(){viaRetryablehttp, viaFloor, viaIdem}
+	for range 100 { // connections made, pools filled
+		for _, post := range posts {
+			post()
+		}
+	}
+	var took [3][]time.Duration
+	for i := 0; b.Loop(); i++ {
+		for j := range 3 {
+			k := (i + j) % 3 // each goes first in one turn of three
+			start := time.Now()
+			posts[k]()
+			took[k] = append(took[k], time.Since(start))
+		}
+	}
+	median := func(d []time.Duration) time.Duration {
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	theirs, floor, ours := median(took[0]), median(took[1]), median(took[2])
+	b.ReportMetric(float64(theirs.Nanoseconds())/1e3, "retryablehttp-p50-µs")
+	b.ReportMetric(float64(floor.Nanoseconds())/1e3, "floor-p50-µs")
+	b.ReportMetric(float64(ours.Nanoseconds())/1e3, "idem-p50-µs")
+	b.ReportMetric(float64(floor)/float64(theirs), "floor-ratio")
+	b.ReportMetric(float64(ours)/float64(floor), "idem-floor-ratio")
+}
+
+// BenchmarkPostCPU is BenchmarkPost without a network: the POSTs go to
+// loopTransport (see TestPostAllocations), so what is timed is the
+// client's own work, with none of a loopback server's and a connection's
+// goroutines to add noise. cpu-µs/op counts the garbage collector's work
+// too.
+func BenchmarkPostCPU(b *testing.B) {
+	const url = "http://api.test/charges"
+	b.Run("retryablehttp", func(b *testing.B) {
+		rc := &retryablehttp.Client{HTTPClient: &http.Client{Transport: loopTransport{}}, RetryMax: 4,
+			CheckRetry: retryablehttp.DefaultRetryPolicy, Backoff: retryablehttp.DefaultBackoff}
+		b.ReportAllocs()
+		defer reportCPU(b, processCPU())
+		for b.Loop() {
+			req, _ := retryablehttp.NewRequest(http.MethodPost, url, benchBody)
+			req.Header.Set("Content-Type", "application/json")
+			resp, err := rc.Do(req)
+			if err != nil {
+				b.Fatal(err)
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+		}
+	})
+	b.Run("idem", func(b *testing.B) {
+		c, _ := New(Options{Transport: loopTransport{}})
+		b.ReportAllocs()
+		defer reportCPU(b, processCPU())
+		for b.Loop() {
+			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(benchBody))
+			req.Header.Set("Content-Type", "application/json")
+			if _, err := c.Do(req); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
 // TestPostAllocations holds the client to its allocation budget: a POST
 // through idem without a journal makes at most 15 allocations more than
 // the same POST through go-retryablehttp (BenchmarkPost counts them
