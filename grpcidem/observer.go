@@ -4,6 +4,7 @@ package grpcidem
 
 import (
 	"context"
+	"strings"
 
 	"github.com/idemhq/idem/server"
 )
@@ -22,8 +23,8 @@ func (c *serverConfig) withMethod(ctx context.Context, fullMethod string) contex
 }
 
 // observerFor returns the Observer the interceptor runs with: o, with its
-// Request hook given the call's full method name as the Route, which
-// server.RunOnce leaves empty; nil if o is nil. The hooks are o's, called
+// Request hook given the call's full method name as the Route and, without
+// its leading slash, as the RPCMethod, which server.RunOnce leaves empty; nil if o is nil. The hooks are o's, called
 // as server.Observer documents.
 func observerFor(o *server.Observer) *server.Observer {
 	if o == nil {
@@ -33,7 +34,7 @@ func observerFor(o *server.Observer) *server.Observer {
 	if req := o.Request; req != nil {
 		cp.Request = func(ctx context.Context, info server.RequestInfo) {
 			if m, ok := ctx.Value(methodKey{}).(string); ok && info.Route == "" {
-				info.Route = m
+				info.Route, info.RPCMethod = m, strings.TrimPrefix(m, "/")
 			}
 			req(ctx, info)
 		}
@@ -47,5 +48,5 @@ func (c *serverConfig) observe(ctx context.Context, fullMethod string, res serve
 	if c.obs == nil || c.obs.Request == nil {
 		return
 	}
-	c.obs.Request(ctx, server.RequestInfo{Route: fullMethod, Outcome: res})
+	c.obs.Request(ctx, server.RequestInfo{Route: fullMethod, RPCMethod: strings.TrimPrefix(fullMethod, "/"), Outcome: res})
 }

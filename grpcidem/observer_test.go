@@ -69,6 +69,7 @@ func TestObserverEvents(t *testing.T) {
 	for i, e := range events {
 		assert.Equal(t, want[i], e.Outcome)
 		assert.Equal(t, chargeMethod, e.Route)
+		assert.Equal(t, chargeMethod[1:], e.RPCMethod, "the method without its slash, as rpc.method")
 		assert.Empty(t, e.Method)
 	}
 	assert.Equal(t, 1, starts)

@@ -76,7 +76,9 @@
 // rpc.response.status_code (the code's name, "NOT_FOUND") for
 // http.response.status_code; a retry carries no status, the transport's
 // HTTP status being no server's answer. server.address is the host of the
-// call's target.
+// call's target. On the server, a call grpcidem's interceptor answered is
+// counted in idem.server.requests under rpc.system.name and rpc.method,
+// without http.request.method or http.route.
 //
 // idem.client.attempts records, when a call of an operation ends, how
 // many attempts it made, each time the request was written counted:

@@ -13,6 +13,7 @@ import (
 
 	"github.com/idemhq/idem"
 	"github.com/idemhq/idem/otelidem"
+	"github.com/idemhq/idem/server"
 )
 
 // grpcAnswers answers as grpcidem's Transport does for a gRPC call: an
@@ -61,4 +62,19 @@ func TestClientObserverRPC(t *testing.T) {
 	assert.Equal(t, "pay.v1.Charges/Charge", v.AsString())
 	assert.False(t, attrs.HasValue("http.response.status_code"))
 	assert.False(t, attrs.HasValue("http.request.method"))
+}
+
+// TestServerObserverRPC: a gRPC call grpcidem's server interceptor
+// answered is counted under rpc.system.name and rpc.method, without an
+// HTTP route or method.
+func TestServerObserverRPC(t *testing.T) {
+	t.Parallel()
+	tel := newTelemetry()
+	obs := tel.observer(t, false)
+	obs.Request(context.Background(), server.RequestInfo{Route: "/pay.v1.Charges/Charge", RPCMethod: "pay.v1.Charges/Charge", Outcome: server.OutcomeReplayed})
+	obs.Request(context.Background(), server.RequestInfo{Method: http.MethodPost, Route: "/charges", Outcome: server.OutcomeReplayed})
+	assert.Equal(t, points{
+		"idem.result=replayed,rpc.method=pay.v1.Charges/Charge,rpc.system.name=grpc": 1,
+		"http.request.method=POST,http.route=/charges,idem.result=replayed":          1,
+	}, tel.collect(t)[otelidem.ServerRequests])
 }

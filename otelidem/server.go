@@ -48,7 +48,7 @@ type serverObserver struct {
 	storeOpts   options[storeAttrs, metric.RecordOption]
 }
 
-type requestAttrs struct{ result, method, route string }
+type requestAttrs struct{ result, method, route, rpc string }
 
 type storeAttrs struct{ system, op, errType string }
 
@@ -101,7 +101,10 @@ func NewServerObserver(opts Options) (*server.Observer, error) {
 
 func (o *serverObserver) request(ctx context.Context, r server.RequestInfo) {
 	k := requestAttrs{result: string(r.Outcome), route: r.Route}
-	if r.Method != "" {
+	switch {
+	case r.RPCMethod != "":
+		k.route, k.rpc = "", r.RPCMethod // a gRPC call: no HTTP route or method
+	case r.Method != "":
 		k.method = method(r.Method)
 	}
 	o.requests.Add(ctx, 1, o.requestOpts.get(k, requestSet, addOption)...)
@@ -109,6 +112,9 @@ func (o *serverObserver) request(ctx context.Context, r server.RequestInfo) {
 
 func requestSet(k requestAttrs) attribute.Set {
 	attrs := []attribute.KeyValue{ResultKey.String(k.result)}
+	if k.rpc != "" {
+		attrs = append(attrs, semconv.RPCSystemNameGRPC, semconv.RPCMethodKey.String(k.rpc))
+	}
 	if k.method != "" {
 		attrs = append(attrs, semconv.HTTPRequestMethodKey.String(k.method))
 	}

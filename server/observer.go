@@ -127,6 +127,11 @@ type RequestInfo struct {
 	// "/charges/{id}"), or empty when no pattern routed it, and for
 	// RunOnce. It is OpenTelemetry's http.route.
 	Route string
+	// RPCMethod is, for a gRPC call answered by grpcidem's server
+	// interceptor, its full method name without the leading slash
+	// ("package.Service/Method", OpenTelemetry's rpc.method); Method is
+	// then empty and Route is the full method name. Empty otherwise.
+	RPCMethod string
 	// Outcome is how the request was answered.
 	Outcome Outcome
 }
