@@ -6,6 +6,7 @@
 package grpcidem
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -197,6 +198,19 @@ func readAll(req *http.Request) ([]byte, error) {
 		return nil, nil
 	}
 	defer req.Body.Close()
+	if n := req.ContentLength; n > 0 && n <= 64<<20 {
+		// Read at its size: one allocation, and one more read to see the end.
+		b := make([]byte, n+1)
+		m, err := io.ReadFull(req.Body, b)
+		switch {
+		case err == io.ErrUnexpectedEOF || err == io.EOF:
+			return b[:m], nil
+		case err != nil:
+			return nil, err
+		}
+		rest, err := io.ReadAll(req.Body) // longer than it said
+		return append(b, rest...), err
+	}
 	return io.ReadAll(req.Body)
 }
 
@@ -273,7 +287,7 @@ func response(req *http.Request, st *status.Status, reply *emptypb.Empty, md met
 		Proto:         "HTTP/2.0",
 		ProtoMajor:    2,
 		Header:        h,
-		Body:          io.NopCloser(strings.NewReader(string(body))),
+		Body:          io.NopCloser(bytes.NewReader(body)),
 		ContentLength: int64(len(body)),
 		Request:       req,
 	}, nil
