@@ -43,11 +43,12 @@ var ReplayPaths = []string{"in transaction", "before"}
 // SetReplayPath makes ClaimWork read completed records the way named in
 // ReplayPaths. It must be called before the Store's first use.
 func (s *Store) SetReplayPath(name string) {
-	for i, n := range ReplayPaths {
-		if n == name {
-			s.replays = replayPath(i)
-			return
-		}
+	switch name {
+	case ReplayPaths[0]:
+		s.replays = replayInTransaction
+	case ReplayPaths[1]:
+		s.replays = replayBefore
+	default:
+		panic("pgstore: no replay path " + name)
 	}
-	panic("pgstore: no replay path " + name)
 }
