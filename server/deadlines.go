@@ -23,9 +23,16 @@ import (
 // own, and a request that ends in time touches no timer: the one timer
 // fires once per duration at most while requests keep coming.
 //
-// The timer is made in the goroutine that arms the first deadline, so
-// under testing/synctest a middleware belongs to the bubble it first runs
-// work in, as its renewer does.
+// The timer is made in the goroutine that arms the first deadline, and a
+// timer of a testing/synctest bubble runs on the bubble's fake clock,
+// dies with the bubble and must not be touched from outside it. So a
+// queue made on the real clock (a middleware made outside any bubble,
+// as in TestMain or a package-level variable) queues only deadlines read
+// on the real clock, and one made in a bubble only those read on a fake
+// clock (its own bubble's, the middleware being that test's): any other
+// deadline gets a timer of its own, in the goroutine that arms it, as
+// without a queue. A clock reading tells which: a fake clock's carries
+// no monotonic reading.
 //
 // A nil *deadlines queues nothing: arm gives each deadline a timer of its
 // own (RunOnce, which has no middleware to share a queue with).
@@ -35,6 +42,7 @@ type deadlines struct {
 	after  time.Duration // every deadline's distance from its arming
 	cause  error         // the cause its contexts are cancelled with
 	expire func()        // q.fire, bound once
+	fake   bool          // made on a testing/synctest bubble's clock (see monotonic)
 
 	mu         sync.Mutex
 	head, tail *deadline
@@ -43,10 +51,15 @@ type deadlines struct {
 
 // newDeadlines returns a queue that cancels with cause after d.
 func newDeadlines(d time.Duration, cause error) *deadlines {
-	q := &deadlines{after: d, cause: cause}
+	q := &deadlines{after: d, cause: cause, fake: !monotonic(time.Now())}
 	q.expire = q.fire
 	return q
 }
+
+// monotonic reports whether t carries a monotonic clock reading, as every
+// time.Now does but one on the fake clock of a testing/synctest bubble
+// (and the times computed from it: see clockNow).
+func monotonic(t time.Time) bool { return t != t.Round(0) }
 
 // deadline is one bound on one context, living in its user (an attempt,
 // or the workBase of a claim) to save allocations. Each arm is followed
@@ -56,19 +69,20 @@ type deadline struct {
 	at         time.Time
 	cancel     context.CancelCauseFunc
 	queued     bool        // in the queue, not yet due: guarded by deadlines.mu
-	timer      *time.Timer // without a queue
+	timer      *time.Timer // without a queue, or on the other clock than the queue's; else nil
 }
 
 // arm cancels the context behind cancel with the queue's cause once its
 // duration has passed since now, a recent reading of the clock, unless
-// stop comes first. On a nil q it does so by a timer of d's own, after and
-// with cause.
+// stop comes first. On a nil q, or for a reading on another clock than
+// q's (see deadlines), it does so by a timer of d's own, after and with
+// cause.
 func (q *deadlines) arm(d *deadline, now time.Time, after time.Duration, cause error, cancel context.CancelCauseFunc) {
-	if q == nil {
+	if q == nil || monotonic(now) == q.fake {
 		d.timer = time.AfterFunc(after, func() { cancel(cause) })
 		return
 	}
-	d.cancel, d.at = cancel, now.Add(q.after)
+	d.timer, d.cancel, d.at = nil, cancel, now.Add(q.after)
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	// Requests that read the clock at about the same time may arm in the
@@ -104,7 +118,7 @@ func (q *deadlines) arm(d *deadline, now time.Time, after time.Duration, cause e
 // false means its context has been cancelled (or, without a queue, is
 // being cancelled), as time.Timer.Stop reports for an AfterFunc timer.
 func (q *deadlines) stop(d *deadline) bool {
-	if q == nil {
+	if q == nil || d.timer != nil {
 		return d.timer.Stop()
 	}
 	q.mu.Lock()

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -128,4 +129,88 @@ func TestStartTimeoutIsEachRequestsOwn(t *testing.T) {
 		assert.Equal(t, http.StatusCreated, serveDirect(h, "waiter-0", "x").Code, "released: the retry runs")
 		idle()
 	})
+}
+
+// untilCancelled is a handler that runs until its context is cancelled,
+// or bound passes (so that a limit that never fires fails the test
+// instead of hanging it), and reports how long it ran and the cause.
+func untilCancelled(bound time.Duration, report func(took time.Duration, cause error)) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		select {
+		case <-r.Context().Done():
+		case <-time.After(bound):
+		}
+		report(time.Since(start), context.Cause(r.Context()))
+		http.Error(w, "aborted", http.StatusServiceUnavailable)
+	})
+}
+
+// TestWorkTimeoutAcrossBubbles: a middleware made outside any
+// testing/synctest bubble (a package-level handler, one made in
+// TestMain) and used by the tests of several bubbles, one after another
+// and beside unbubbled requests, bounds each request's work at its own
+// WorkTimeout on the clock of the goroutine that runs it: a bubble that
+// ends while its request's limit is still pending does not take the
+// limit of later requests with it, a bubble's request is never cancelled
+// from outside its bubble (which the runtime kills the process for), and
+// a bubble may end as soon as its requests are answered (no goroutine of
+// the middleware's is left in it).
+func TestWorkTimeoutAcrossBubbles(t *testing.T) {
+	t.Parallel()
+	const limit = 200 * time.Millisecond
+	var mu sync.Mutex
+	took := map[string]time.Duration{}
+	causes := map[string]error{}
+	tookOf := func(k string) time.Duration { mu.Lock(); defer mu.Unlock(); return took[k] }
+	causeOf := func(k string) error { mu.Lock(); defer mu.Unlock(); return causes[k] }
+	began := make(chan struct{})
+	h := server.Middleware(newMemstore(), server.Options{SingleTenant: true, WorkTimeout: limit})(
+		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			k, _ := server.KeyFrom(r.Context())
+			switch {
+			case strings.HasPrefix(k.Key, "quick"):
+				w.WriteHeader(http.StatusCreated)
+				return
+			case k.Key == "real-beside":
+				close(began)
+			}
+			untilCancelled(30*time.Second, func(d time.Duration, cause error) {
+				mu.Lock()
+				took[k.Key], causes[k.Key] = d, cause
+				mu.Unlock()
+			}).ServeHTTP(w, r)
+		}))
+
+	// A bubble whose request ends in time: the limit it armed is still
+	// pending (on the bubble's clock) when the bubble ends.
+	synctest.Test(t, func(t *testing.T) {
+		assert.Equal(t, http.StatusCreated, serveDirect(h, "quick", "x").Code)
+	})
+	// The next bubble's request is bounded on its own clock.
+	synctest.Test(t, func(t *testing.T) {
+		assert.Equal(t, http.StatusServiceUnavailable, serveDirect(h, "bubbled", "x").Code)
+		assert.Equal(t, limit, tookOf("bubbled"), "the bubble's request runs exactly WorkTimeout")
+		assert.ErrorIs(t, causeOf("bubbled"), server.ErrWorkTimeout)
+	})
+	// So is a request outside any bubble, on the real clock.
+	assert.Equal(t, http.StatusServiceUnavailable, serveDirect(h, "real", "x").Code)
+	assert.GreaterOrEqual(t, tookOf("real"), limit)
+	assert.ErrorIs(t, causeOf("real"), server.ErrWorkTimeout)
+
+	// An unbubbled request runs (its limit on the real clock pending)
+	// while a bubble's requests come and go: each is bounded on its own
+	// clock.
+	var wg sync.WaitGroup
+	wg.Go(func() { assert.Equal(t, http.StatusServiceUnavailable, serveDirect(h, "real-beside", "x").Code) })
+	<-began
+	synctest.Test(t, func(t *testing.T) {
+		assert.Equal(t, http.StatusCreated, serveDirect(h, "quick-again", "x").Code)
+		assert.Equal(t, http.StatusServiceUnavailable, serveDirect(h, "bubbled-beside", "x").Code)
+		assert.Equal(t, limit, tookOf("bubbled-beside"))
+		assert.ErrorIs(t, causeOf("bubbled-beside"), server.ErrWorkTimeout)
+	})
+	wg.Wait()
+	assert.GreaterOrEqual(t, tookOf("real-beside"), limit)
+	assert.ErrorIs(t, causeOf("real-beside"), server.ErrWorkTimeout)
 }

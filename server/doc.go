@@ -121,4 +121,19 @@
 // memstore is bounded and in-process; pgstore keeps records in PostgreSQL
 // for services with more than one process. Every store passes the storetest
 // conformance suite.
+//
+// # Testing with testing/synctest
+//
+// A middleware's limits (Options.WorkTimeout, Options.StartTimeout) and
+// lease renewals run on the clock of the goroutine that serves each
+// request. A middleware made outside any bubble (in TestMain, or a
+// package-level variable) may serve the requests of bubbles, one after
+// another or at once, and beside requests outside them, each on its own
+// clock, and leaves no goroutine in a bubble once its requests are
+// answered. A middleware made in a bubble serves that bubble only, and
+// its lease renewer is one goroutine, ended at its first tick (every
+// Options.Lease/6) that finds nothing to renew: a test that served
+// requests with a lease lets that much fake time pass before it returns
+// (time.Sleep, then synctest.Wait), or synctest reports the goroutine
+// blocked.
 package server

@@ -18,9 +18,16 @@ import (
 // store does not hold up the others. Only requests that outlive half a
 // renewal interval (5 s by default) are ever renewed.
 //
+// The goroutine runs in the testing/synctest bubble of the request that
+// starts it, on that bubble's clock, as the deadlines' timer does (see
+// deadlines): a renewer made on the real clock renews only attempts that
+// began on it, one made in a bubble only those that began on a fake
+// clock, and any other attempt renews on a timer of its own (see on).
+//
 // A renewer is safe for concurrent use.
 type renewer struct {
 	every time.Duration
+	fake  bool // made on a testing/synctest bubble's clock
 
 	mu      sync.Mutex
 	head    *attempt
@@ -29,7 +36,19 @@ type renewer struct {
 	due     []*attempt // reused by run
 }
 
-func newRenewer(every time.Duration) *renewer { return &renewer{every: every} }
+func newRenewer(every time.Duration) *renewer {
+	return &renewer{every: every, fake: !monotonic(time.Now())}
+}
+
+// on returns r if an attempt that began at now, a reading of the clock
+// of the goroutine that runs it, is r's to renew, or nil: the attempt
+// renews on a timer of its own.
+func (r *renewer) on(now time.Time) *renewer {
+	if r == nil || monotonic(now) == r.fake {
+		return nil
+	}
+	return r
+}
 
 // add starts renewing a.
 func (r *renewer) add(a *attempt) {

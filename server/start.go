@@ -121,7 +121,7 @@ func (cl *claimer) start(a *attempt, parent context.Context, k Key, ans answer) 
 		ctx, a.cancel = context.WithCancelCause(a.detached.Context)
 	}
 	if !ans.inWork {
-		a.startRenewal(cl.renewer, now)
+		a.startRenewal(cl.renewer.on(now), now)
 	}
 	cl.bound(a, ctx, now)
 	// A claim by ClaimWork began the unit of work, under the limit's
