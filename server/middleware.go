@@ -4,7 +4,6 @@
 package server
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"io"
@@ -239,7 +238,7 @@ func (h *handler) serveKeyed(w http.ResponseWriter, r *http.Request, k Key, body
 		h.observe(r, storeResult(err))
 		h.storeFailed(w, r, k, "claim", err)
 	case v == claimAcquired:
-		h.run(w, r, base, k, fp, ans, body)
+		h.run(w, r, base, k, fp, ans, body, buf)
 	case v == claimReused && h.cfg.fp.onlyCheckDiffers(ans.Record.Fingerprint, fp):
 		h.refuse(w, r, problemCheckFailed, OutcomeKeyReused)
 	case v == claimReused:
@@ -380,10 +379,10 @@ type firstEnd struct {
 }
 
 // run runs the handler for k, acquired with fingerprint fp in ans by the
-// claim made from base, then records or releases its outcome and
-// answers. The claim ends in finish, deferred before anything else can
-// fail.
-func (h *handler) run(w http.ResponseWriter, r *http.Request, base *workBase, k Key, fp string, ans answer, body []byte) {
+// claim made from base, with body (read into buf, or nil), then records
+// or releases its outcome and answers. The claim ends in finish, deferred
+// before anything else can fail.
+func (h *handler) run(w http.ResponseWriter, r *http.Request, base *workBase, k Key, fp string, ans answer, body []byte, buf *bodyBuf) {
 	var fl *flight
 	if h.claims.local != nil {
 		fl = h.claims.local.start(k, fp)
@@ -393,8 +392,11 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, base *workBase, k 
 	defer func() {
 		// The handler has returned, and may not read its body after
 		// (net/http's rule): one that does reads nothing, never what the
-		// pooled storage holds next (serveKeyed).
-		ex.body.Reset(nil)
+		// pooled storage holds next (serveKeyed), and storage a writer
+		// still holds is left to it, not reused.
+		if !ex.body.end() && buf != nil {
+			buf.b = nil
+		}
 		h.finish(w, r, a, fl, end, recover())
 	}()
 	ctx, err := h.claims.start(a, base, k, ans)
@@ -411,7 +413,7 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, base *workBase, k 
 	} else {
 		rec.header = outer.Clone()
 	}
-	ex.body.Reset(body)
+	ex.body.reset(body)
 	// r stays the client's: finish asks if it is still there. The
 	// handler's copy lives in ex (WithContext's own does not escape).
 	ex.req = *r.WithContext(ctx)
@@ -543,7 +545,77 @@ type exchange struct {
 	req  http.Request // the handler's
 }
 
-// bodyReader replays the buffered request body to the handler.
-type bodyReader struct{ bytes.Reader }
+// bodyReader replays the buffered request body to the handler. It is
+// safe for concurrent use, as net/http's request bodies are: a handler
+// may hand it to a goroutine that reads it after the response (an
+// asynchronous copy, or a transport that writes a proxied body in the
+// background), and once the handler's run ends (end) such a reader reads
+// nothing, never the storage's next request. WriteTo lends the storage
+// to the writer (io.Writer must not keep it past Write); storage still
+// lent when the run ends is not reused.
+type bodyReader struct {
+	mu   sync.Mutex
+	s    []byte
+	i    int
+	lent int // WriteTo calls in a Write of s
+	gen  uint32
+}
+
+// reset makes b read s from its start.
+func (b *bodyReader) reset(s []byte) {
+	b.mu.Lock()
+	b.s, b.i = s, 0
+	b.gen++
+	b.mu.Unlock()
+}
+
+// end empties b: every later read reads nothing. It reports whether the
+// storage b read from is free for reuse: no WriteTo still lends it.
+func (b *bodyReader) end() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.s, b.i = nil, 0
+	b.gen++
+	return b.lent == 0
+}
+
+func (b *bodyReader) Read(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.i >= len(b.s) {
+		return 0, io.EOF
+	}
+	n := copy(p, b.s[b.i:])
+	b.i += n
+	return n, nil
+}
+
+// WriteTo writes the rest of the body to w in one Write, as
+// bytes.Reader's does, so that io.Copy needs no buffer of its own.
+func (b *bodyReader) WriteTo(w io.Writer) (int64, error) {
+	b.mu.Lock()
+	rest, from, gen := b.s[b.i:], b.i, b.gen
+	if len(rest) == 0 {
+		b.mu.Unlock()
+		return 0, nil
+	}
+	b.i = len(b.s) // concurrent reads find it read
+	b.lent++
+	b.mu.Unlock()
+	n, err := w.Write(rest)
+	if n < 0 || n > len(rest) {
+		panic("idem/server: invalid Write count")
+	}
+	b.mu.Lock()
+	b.lent--
+	if b.gen == gen {
+		b.i = from + n
+	}
+	b.mu.Unlock()
+	if n != len(rest) && err == nil {
+		err = io.ErrShortWrite
+	}
+	return int64(n), err
+}
 
 func (*bodyReader) Close() error { return nil }
