@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"context"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"strings"
@@ -213,4 +214,117 @@ func TestWorkTimeoutAcrossBubbles(t *testing.T) {
 	wg.Wait()
 	assert.GreaterOrEqual(t, tookOf("real-beside"), limit)
 	assert.ErrorIs(t, causeOf("real-beside"), server.ErrWorkTimeout)
+}
+
+// TestLimitsUnderLoad: 200 keyed requests on four middlewares, each with
+// its own WorkTimeout, StartTimeout (some shorter than the WorkTimeout,
+// some longer) and MaxConcurrent, start at random times and run for
+// random durations, many exactly as long as their limit. Every request's
+// work is cancelled at its own deadline, counted from its claim, never
+// before and never after, with cause ErrWorkTimeout; work that ends
+// first is never cancelled; a request that waits for a slot past either
+// limit is refused 503 with ProblemOverloaded at that limit, the handler
+// not run. On a fake clock, under -race in CI.
+func TestLimitsUnderLoad(t *testing.T) {
+	t.Parallel()
+	synctest.Test(t, func(t *testing.T) {
+		const step = 100 * time.Millisecond
+		t0 := time.Now()
+		rng := rand.New(rand.NewPCG(1, 2))
+		type mw struct {
+			work, start time.Duration
+			h           http.Handler
+		}
+		type result struct {
+			mw                    int
+			run                   time.Duration // how long the handler means to run
+			began, ran, cancelled bool
+			startedAt, endedAt    time.Duration // since the request began
+			cause                 error
+			code                  int
+			problem               string
+		}
+		results := make([]result, 200)
+		var mws []mw
+		for _, o := range []server.Options{
+			{WorkTimeout: 10 * step, StartTimeout: 30 * step, MaxConcurrent: 2}, // the work limit is the shorter
+			{WorkTimeout: 30 * step, StartTimeout: 10 * step, MaxConcurrent: 3},
+			{WorkTimeout: 20 * step, StartTimeout: 20 * step, MaxConcurrent: 5},
+			{WorkTimeout: 40 * step, StartTimeout: 5 * step}, // no slots: nothing to wait for
+		} {
+			m := mw{work: o.WorkTimeout, start: o.StartTimeout}
+			o.SingleTenant = true
+			m.h = server.Middleware(newMemstore(), o)(
+				http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					k, _ := server.KeyFrom(r.Context())
+					n, _ := strconv.Atoi(k.Key)
+					res := &results[n]
+					res.began = true
+					res.startedAt = time.Since(t0) // made relative below
+					select {
+					case <-r.Context().Done():
+						res.cancelled, res.cause = true, context.Cause(r.Context())
+					case <-time.After(res.run):
+					}
+					res.endedAt = time.Since(t0)
+					w.WriteHeader(http.StatusCreated)
+				}))
+			mws = append(mws, m)
+		}
+		var wg sync.WaitGroup
+		for n := range results {
+			m := rng.IntN(len(mws))
+			results[n].mw = m
+			// Runs of whole steps, up to twice the limit: many end exactly
+			// at their deadline.
+			results[n].run = time.Duration(rng.IntN(int(2*mws[m].work/step)+1)) * step
+			offset := time.Duration(rng.IntN(40)) * step
+			wg.Go(func() {
+				time.Sleep(offset)
+				res := &results[n]
+				began := time.Since(t0)
+				rec := serveDirect(mws[m].h, strconv.Itoa(n), "x")
+				res.code = rec.Code
+				if !res.began {
+					res.endedAt = time.Since(t0)
+				}
+				res.problem = rec.Body.String()
+				res.startedAt -= began
+				res.endedAt -= began
+			})
+		}
+		wg.Wait()
+		seen := map[string]int{}
+		for n, res := range results {
+			m := mws[res.mw]
+			switch {
+			case !res.began && m.work < m.start && res.endedAt == m.work:
+				seen["refused at WorkTimeout"]++
+			case !res.began:
+				seen["refused at StartTimeout"]++
+			case res.cancelled:
+				seen["cancelled"]++
+			case res.endedAt == m.work:
+				seen["ended at the deadline"]++
+			default:
+				seen["ended in time"]++
+			}
+			if !res.began {
+				assert.Equal(t, http.StatusServiceUnavailable, res.code, "request %d", n)
+				assert.Contains(t, res.problem, server.ProblemOverloaded, "request %d, refused after waiting for a slot", n)
+				continue
+			}
+			assert.LessOrEqual(t, res.startedAt, m.start, "request %d started past StartTimeout", n)
+			if res.cancelled {
+				assert.Equal(t, m.work, res.endedAt, "request %d cancelled at its own deadline", n)
+				assert.ErrorIs(t, res.cause, server.ErrWorkTimeout, "request %d", n)
+				assert.GreaterOrEqual(t, res.startedAt+res.run, m.work, "request %d cancelled before its work's end", n)
+			} else {
+				assert.LessOrEqual(t, res.endedAt, m.work, "request %d ran past its deadline uncancelled", n)
+			}
+		}
+		t.Log(seen)
+		assert.Len(t, seen, 5, "every case is met")
+		idle()
+	})
 }

@@ -12,7 +12,8 @@ import (
 )
 
 // ErrOverloaded is returned by [RunOnce] when the work under an acquired
-// key could not start within RunOptions.StartTimeout (the store's unit of
+// key could not start within RunOptions.StartTimeout, or within its
+// RunOptions.WorkTimeout if that is the shorter (the store's unit of
 // work did not begin in time: its connection pool is exhausted, say), or
 // when a [WorkClaimer], which claims and begins the unit of work at once,
 // could not claim the key in that time. The key is not held and the work
@@ -91,8 +92,9 @@ func (cl *claimer) claimStarted(ctx context.Context, k Key, takenOver, leased bo
 // over, ErrWorkTimeout past the work limit or ErrShutdown when the service
 // shuts down (see bound), but never by parent's cancellation: parent is
 // a workBase, the request's values without it. If the work cannot
-// start it returns why: ErrOverloaded past the limit, ErrLeaseLost if the
-// lease was lost meanwhile, or BeginWork's error (the store's, or ctx's).
+// start it returns why: ErrOverloaded past the start limit or the work
+// limit, ErrLeaseLost if the lease was lost meanwhile, or BeginWork's
+// error (the store's, or ctx's).
 func (cl *claimer) start(a *attempt, parent context.Context, k Key, ans answer) (context.Context, error) {
 	a.store, a.key, a.token, a.lease, a.renewEvery, a.log = cl.store, k, ans.Token, cl.lease, cl.renewEvery, cl.log
 	a.obs = cl.obs
@@ -153,8 +155,15 @@ func (cl *claimer) start(a *attempt, parent context.Context, k Key, ans answer) 
 		return nil, ErrOverloaded
 	}
 	if err != nil {
-		if errors.Is(context.Cause(ctx), ErrLeaseLost) {
+		switch cause := context.Cause(ctx); {
+		case errors.Is(cause, ErrLeaseLost):
 			return nil, ErrLeaseLost
+		case errors.Is(cause, ErrWorkTimeout):
+			// The work limit (counted from the claim, like the start
+			// limit) passed first, a WorkTimeout shorter than the
+			// StartTimeout: the work did not start in time, and the store
+			// did not fail.
+			return nil, ErrOverloaded
 		}
 		return nil, err
 	}
