@@ -238,7 +238,7 @@ func TestLimitsUnderLoad(t *testing.T) {
 		type result struct {
 			mw                    int
 			run                   time.Duration // how long the handler means to run
-			began, ran, cancelled bool
+			began, cancelled bool
 			startedAt, endedAt    time.Duration // since the request began
 			cause                 error
 			code                  int
