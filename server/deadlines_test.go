@@ -236,13 +236,13 @@ func TestLimitsUnderLoad(t *testing.T) {
 			h           http.Handler
 		}
 		type result struct {
-			mw                    int
-			run                   time.Duration // how long the handler means to run
-			began, cancelled bool
-			startedAt, endedAt    time.Duration // since the request began
-			cause                 error
-			code                  int
-			problem               string
+			mw                 int
+			run                time.Duration // how long the handler means to run
+			began, cancelled   bool
+			startedAt, endedAt time.Duration // since the request began
+			cause              error
+			code               int
+			problem            string
 		}
 		results := make([]result, 200)
 		var mws []mw
