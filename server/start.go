@@ -13,7 +13,8 @@ import (
 
 // ErrOverloaded is returned by [RunOnce] when the work under an acquired
 // key could not start within RunOptions.StartTimeout, or within its
-// RunOptions.WorkTimeout if that is the shorter (the store's unit of
+// RunOptions.WorkTimeout if that is the shorter, or before
+// RunOptions.Shutdown closed (the store's unit of
 // work did not begin in time: its connection pool is exhausted, say), or
 // when a [WorkClaimer], which claims and begins the unit of work at once,
 // could not claim the key in that time. The key is not held and the work
@@ -93,7 +94,7 @@ func (cl *claimer) claimStarted(ctx context.Context, k Key, takenOver, leased bo
 // shuts down (see bound), but never by parent's cancellation: parent is
 // a workBase, the request's values without it. If the work cannot
 // start it returns why: ErrOverloaded past the start limit or the work
-// limit, ErrLeaseLost if the lease was lost meanwhile, or BeginWork's
+// limit or at shutdown, ErrLeaseLost if the lease was lost meanwhile, or BeginWork's
 // error (the store's, or ctx's).
 func (cl *claimer) start(a *attempt, parent context.Context, k Key, ans answer) (context.Context, error) {
 	a.store, a.key, a.token, a.lease, a.renewEvery, a.log = cl.store, k, ans.Token, cl.lease, cl.renewEvery, cl.log
@@ -163,6 +164,11 @@ func (cl *claimer) start(a *attempt, parent context.Context, k Key, ans answer) 
 			// limit) passed first, a WorkTimeout shorter than the
 			// StartTimeout: the work did not start in time, and the store
 			// did not fail.
+			return nil, ErrOverloaded
+		case errors.Is(cause, ErrShutdown):
+			// The service shuts down before the work could start: as
+			// late a start, nothing ran and the key is released, so a
+			// retry (to another instance) runs it; the store did not fail.
 			return nil, ErrOverloaded
 		}
 		return nil, err
