@@ -194,7 +194,7 @@ func run(o options) error {
 	var killErr error
 	killed := make(chan struct{})
 	go func() {
-		defer close(killed)
+		defer close(killed) // also lets the last operations go
 		for k := range o.kills {
 			threshold := int64(o.ops * (k + 1) / (o.kills + 1))
 			for done.Load() < threshold && ctx.Err() == nil {
@@ -214,7 +214,18 @@ func run(o options) error {
 		}
 	}()
 
+	// The second half of the operations after the last kill's share is
+	// held back until every kill has happened: however fast the others
+	// finish after a restart, the last kill still finds operations to land
+	// among.
+	tail := o.ops - max(o.ops/(2*(o.kills+1)), 1)
 	for i := range o.ops {
+		if i == tail && o.kills > 0 {
+			select {
+			case <-killed:
+			case <-ctx.Done():
+			}
+		}
 		ops <- i
 	}
 	close(ops)
