@@ -133,7 +133,7 @@ func TestResumeThroughConnCredentials(t *testing.T) {
 	require.Len(t, res, 1)
 	require.NoError(t, res[0].Err)
 	var reply testpb.ChargeReply
-	require.NoError(t, grpcidem.Answer(res[0].Response.Header, res[0].Response.Body, &reply))
+	require.NoError(t, grpcidem.Answer(res[0].Response, &reply))
 	assert.EqualValues(t, 2, reply.GetAmount())
 	seen := rec.seen()
 	require.Len(t, seen, 2)

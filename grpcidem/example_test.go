@@ -113,7 +113,7 @@ func ExampleTransport() {
 	for _, r := range resumed {
 		var reply testpb.ChargeReply
 		if r.Err == nil {
-			r.Err = grpcidem.Answer(r.Response.Header, r.Response.Body, &reply)
+			r.Err = grpcidem.Answer(r.Response, &reply)
 		}
 		fmt.Println("resumed", r.Operation.Key, reply.GetId(), r.Err)
 	}

@@ -48,7 +48,7 @@ func TestKeyFieldResumed(t *testing.T) {
 			require.Len(t, res, 1)
 			require.NoError(t, res[0].Err)
 			var reply testpb.ChargeReply
-			require.NoError(t, grpcidem.Answer(res[0].Response.Header, res[0].Response.Body, &reply))
+			require.NoError(t, grpcidem.Answer(res[0].Response, &reply))
 			assert.EqualValues(t, 3, reply.GetAmount())
 
 			seen := rec.seen()

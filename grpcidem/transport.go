@@ -28,6 +28,8 @@ import (
 	"google.golang.org/protobuf/types/known/emptypb"
 
 	spb "google.golang.org/genproto/googleapis/rpc/status"
+
+	"github.com/idemhq/idem"
 )
 
 // Scheme is the URL scheme of the requests that stand for gRPC calls in
@@ -198,19 +200,6 @@ func readAll(req *http.Request) ([]byte, error) {
 		return nil, nil
 	}
 	defer req.Body.Close()
-	if n := req.ContentLength; n > 0 && n <= 64<<20 {
-		// Read at its size: one allocation, and one more read to see the end.
-		b := make([]byte, n+1)
-		m, err := io.ReadFull(req.Body, b)
-		switch {
-		case err == io.ErrUnexpectedEOF || err == io.EOF:
-			return b[:m], nil
-		case err != nil:
-			return nil, err
-		}
-		rest, err := io.ReadAll(req.Body) // longer than it said
-		return append(b, rest...), err
-	}
 	return io.ReadAll(req.Body)
 }
 
@@ -334,13 +323,15 @@ func statusFor(st *status.Status) int {
 // (Client.Do's or a Client.Resume result's Response), says: nil, with the
 // reply decoded into reply (which may be nil to skip it), or the call's
 // final status as an error (status.FromError reads it). It is how a caller
-// reads the calls Client.Resume finished after a restart. A response that
-// is not a gRPC call's answer is an error. Answer sees only the bytes it
-// is given: a Response whose Truncated is set (an answer from the journal,
-// which kept its first MaxJournalBody bytes) is not the whole answer, and
-// must not be passed to it as if it were.
-func Answer(header http.Header, body []byte, reply proto.Message) error {
-	st, err := statusOf(header, body)
+// reads the calls Client.Resume finished after a restart. An answer the
+// journal kept only in part (Response.Truncated: its first MaxJournalBody
+// bytes) is an error wrapping idem.ErrBodyTooLarge, never decoded as if
+// whole; a response that is not a gRPC call's answer is an error.
+func Answer(r *idem.Response, reply proto.Message) error {
+	if r.Truncated {
+		return fmt.Errorf("%w: the journal kept only the first %d bytes of the call's answer (MaxJournalBody)", idem.ErrBodyTooLarge, len(r.Body))
+	}
+	st, err := statusOf(r.Header, r.Body)
 	if err != nil {
 		return err
 	}
@@ -350,7 +341,7 @@ func Answer(header http.Header, body []byte, reply proto.Message) error {
 	if reply == nil {
 		return nil
 	}
-	return proto.Unmarshal(body, reply)
+	return proto.Unmarshal(r.Body, reply)
 }
 
 // statusOf returns the final status an answer carries, nil for code OK.

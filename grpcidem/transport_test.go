@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/encoding/gzip"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/idemhq/idem"
 	"github.com/idemhq/idem/grpcidem"
@@ -209,7 +210,7 @@ func TestResumeNeedsItsConnection(t *testing.T) {
 	require.Len(t, res, 1)
 	require.NoError(t, res[0].Err)
 	var reply testpb.ChargeReply
-	require.NoError(t, grpcidem.Answer(res[0].Response.Header, res[0].Response.Body, &reply))
+	require.NoError(t, grpcidem.Answer(res[0].Response, &reply))
 	assert.EqualValues(t, 5, reply.GetAmount())
 	md := seen.Load().(metadata.MD)
 	assert.Equal(t, []string{key}, md.Get(grpcidem.DefaultHeader), "the journaled key")
@@ -264,4 +265,23 @@ func TestNamedCalls(t *testing.T) {
 	_, err = dial(t, addr, grpc.WithUnaryInterceptor(interceptor(t, grpcidem.ClientOptions{}))).Charge(t.Context(), charge("ann", 3), grpcidem.Named("payout/3"))
 	assert.ErrorIs(t, err, idem.ErrNoJournal)
 	assert.Equal(t, 1, svc.Ledger.Count(t, ""), "nothing else was sent")
+}
+
+// TestAnswerRefusesAPart: a response the journal kept only in part is an
+// error, never decoded as the whole reply (a reply cut between fields
+// decodes); a response that is no gRPC answer is an error too.
+func TestAnswerRefusesAPart(t *testing.T) {
+	t.Parallel()
+	whole := &idem.Response{StatusCode: http.StatusOK, Header: http.Header{grpcidem.StatusHeader: {"0"}}}
+	var err error
+	whole.Body, err = proto.Marshal(&testpb.ChargeReply{Id: "ch_1", Amount: 4200})
+	require.NoError(t, err)
+	var reply testpb.ChargeReply
+	require.NoError(t, grpcidem.Answer(whole, &reply))
+	assert.EqualValues(t, 4200, reply.GetAmount())
+
+	cut := *whole
+	cut.Body, cut.Truncated = whole.Body[:len(whole.Body)-3], true
+	assert.ErrorIs(t, grpcidem.Answer(&cut, &reply), idem.ErrBodyTooLarge)
+	assert.Error(t, grpcidem.Answer(&idem.Response{StatusCode: http.StatusOK, Header: http.Header{}}, &reply))
 }

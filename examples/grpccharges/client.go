@@ -61,7 +61,7 @@ func runClient() error {
 	}
 	for _, r := range resumed {
 		if r.Err == nil {
-			r.Err = grpcidem.Answer(r.Response.Header, r.Response.Body, new(structpb.Struct))
+			r.Err = grpcidem.Answer(r.Response, new(structpb.Struct))
 		}
 		if r.Err != nil {
 			return fmt.Errorf("resuming %s: %w", r.Operation.Key, r.Err)

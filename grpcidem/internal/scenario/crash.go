@@ -205,7 +205,7 @@ func CrashChild(t *testing.T) {
 			t.Fatalf("resumed %s: URL %q", r.Operation.Key, r.Operation.URL)
 		}
 		var reply testpb.ChargeReply
-		must(grpcidem.Answer(r.Response.Header, r.Response.Body, &reply), "resumed %s's answer", r.Operation.Key)
+		must(grpcidem.Answer(r.Response, &reply), "resumed %s's answer", r.Operation.Key)
 		if reply.GetAmount() != 100 {
 			t.Fatalf("resumed %s: amount %d", r.Operation.Key, reply.GetAmount())
 		}
