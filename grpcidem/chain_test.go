@@ -2,7 +2,6 @@ package grpcidem_test
 
 import (
 	"context"
-	"path/filepath"
 	"sync"
 	"testing"
 
@@ -108,9 +107,7 @@ func TestResumeThroughConnCredentials(t *testing.T) {
 	rec := &recorder{}
 	svc := &scenario.Charges{Ledger: &scenario.MemLedger{}}
 	addr := serve(t, svc, []grpc.UnaryServerInterceptor{rec.intercept, grpcidem.UnaryServerInterceptor(memstore.New(memstore.Options{}), singleTenant)})
-	j, err := idem.OpenJournal(filepath.Join(t.TempDir(), "j"), idem.JournalOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { j.Close() })
+	j := openJournal(t)
 
 	first, err := idem.New(idem.Options{Journal: j, Transport: grpcidem.NewTransport(nil), MaxAttempts: 1})
 	require.NoError(t, err)

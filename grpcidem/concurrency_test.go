@@ -3,7 +3,6 @@ package grpcidem_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -37,9 +36,7 @@ func TestManyCallersOneJournal(t *testing.T) {
 	}
 	svc := &scenario.Charges{Ledger: &scenario.MemLedger{}}
 	addr := serve(t, svc, []grpc.UnaryServerInterceptor{flaky, grpcidem.UnaryServerInterceptor(memstore.New(memstore.Options{}), singleTenant)})
-	j, err := idem.OpenJournal(filepath.Join(t.TempDir(), "j"), idem.JournalOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { j.Close() })
+	j := openJournal(t)
 	tr := grpcidem.NewTransport(nil)
 	client, err := idem.New(idem.Options{Journal: j, Transport: tr, MaxAttempts: 20, BaseDelay: 1, MaxDelay: 1,
 		ResumeJitter: -1, Budget: idem.BudgetOptions{Capacity: -1}})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"google.golang.org/grpc/status"
 
+	"github.com/idemhq/idem"
 	"github.com/idemhq/idem/grpcidem"
 	"github.com/idemhq/idem/grpcidem/internal/scenario"
 	"github.com/idemhq/idem/grpcidem/internal/testpb"
@@ -121,3 +123,13 @@ var (
 
 // singleTenant is the server options of most tests.
 var singleTenant = grpcidem.ServerOptions{SingleTenant: true}
+
+// openJournal opens a journal in the test's directory, closed when the
+// test ends.
+func openJournal(t testing.TB) *idem.Journal {
+	t.Helper()
+	j, err := idem.OpenJournal(filepath.Join(t.TempDir(), "j"), idem.JournalOptions{})
+	require.NoError(t, err)
+	t.Cleanup(func() { j.Close() })
+	return j
+}

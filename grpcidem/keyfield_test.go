@@ -1,7 +1,6 @@
 package grpcidem_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -29,9 +28,7 @@ func TestKeyFieldResumed(t *testing.T) {
 			svc := &scenario.Charges{Ledger: &scenario.MemLedger{}}
 			addr := serve(t, svc, []grpc.UnaryServerInterceptor{rec.intercept,
 				grpcidem.UnaryServerInterceptor(memstore.New(memstore.Options{}), grpcidem.ServerOptions{SingleTenant: true, KeyField: "request_id"})})
-			j, err := idem.OpenJournal(filepath.Join(t.TempDir(), "j"), idem.JournalOptions{})
-			require.NoError(t, err)
-			t.Cleanup(func() { j.Close() })
+			j := openJournal(t)
 			tr := grpcidem.NewTransport(nil)
 			client, err := idem.New(idem.Options{Journal: j, Transport: tr, MaxAttempts: 2, BaseDelay: 1, MaxDelay: 1,
 				ResumeJitter: -1, JournalHeaders: journalHeaders})

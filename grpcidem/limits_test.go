@@ -2,7 +2,6 @@ package grpcidem_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -59,9 +58,7 @@ func TestLimitsAreTypedErrors(t *testing.T) {
 	t.Parallel()
 	svc := &sized{}
 	addr := serve(t, svc, nil)
-	j, err := idem.OpenJournal(filepath.Join(t.TempDir(), "j"), idem.JournalOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { j.Close() })
+	j := openJournal(t)
 	client, err := idem.New(idem.Options{Journal: j, Transport: grpcidem.NewTransport(nil), MaxAttempts: 2, BaseDelay: 1, MaxDelay: 1})
 	require.NoError(t, err)
 	c := dial(t, addr, grpc.WithUnaryInterceptor(interceptor(t, grpcidem.ClientOptions{Client: client})))

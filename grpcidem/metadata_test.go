@@ -3,7 +3,6 @@ package grpcidem_test
 import (
 	"context"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -98,9 +97,7 @@ func TestMetadataAsAPlainCallSendsIt(t *testing.T) {
 	plain := rec.seen()[0]
 	require.Equal(t, []string{"one", "two", "three", "four"}, plain.Get("x-multi"), "the plain call, as gRPC sends it")
 
-	j, err := idem.OpenJournal(filepath.Join(t.TempDir(), "j"), idem.JournalOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { j.Close() })
+	j := openJournal(t)
 	tr := grpcidem.NewTransport(nil)
 	client, err := idem.New(idem.Options{Journal: j, Transport: tr, MaxAttempts: 2, BaseDelay: 1, MaxDelay: 1, ResumeJitter: -1})
 	require.NoError(t, err)
@@ -153,9 +150,7 @@ func TestCredentialsSentNeverJournaled(t *testing.T) {
 	t.Parallel()
 	rec := &recorder{}
 	addr := serve(t, &scenario.Charges{Ledger: &scenario.MemLedger{}}, []grpc.UnaryServerInterceptor{rec.intercept})
-	j, err := idem.OpenJournal(filepath.Join(t.TempDir(), "j"), idem.JournalOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { j.Close() })
+	j := openJournal(t)
 	tr := grpcidem.NewTransport(nil)
 	client, err := idem.New(idem.Options{Journal: j, Transport: tr, MaxAttempts: 2, BaseDelay: 1, MaxDelay: 1, ResumeJitter: -1,
 		SecretHeaders: []string{"X-Card-Number"},

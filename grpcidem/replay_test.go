@@ -1,7 +1,6 @@
 package grpcidem_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,9 +24,7 @@ func TestReplaysThroughTheJournal(t *testing.T) {
 	t.Parallel()
 	svc := &scenario.Charges{Ledger: &scenario.MemLedger{}}
 	addr := serve(t, svc, []grpc.UnaryServerInterceptor{grpcidem.UnaryServerInterceptor(memstore.New(memstore.Options{}), singleTenant)})
-	j, err := idem.OpenJournal(filepath.Join(t.TempDir(), "j"), idem.JournalOptions{})
-	require.NoError(t, err)
-	t.Cleanup(func() { j.Close() })
+	j := openJournal(t)
 	client, err := idem.New(idem.Options{Journal: j, Transport: grpcidem.NewTransport(nil)})
 	require.NoError(t, err)
 	c := dial(t, addr, grpc.WithUnaryInterceptor(interceptor(t, grpcidem.ClientOptions{Client: client})))

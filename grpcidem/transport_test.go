@@ -48,9 +48,7 @@ func TestAnswersThroughTheClient(t *testing.T) {
 				return st.Err()
 			}}
 			addr := serve(t, svc, nil)
-			j, err := idem.OpenJournal(filepath.Join(t.TempDir(), "j"), idem.JournalOptions{})
-			require.NoError(t, err)
-			t.Cleanup(func() { j.Close() })
+			j := openJournal(t)
 			client, err := idem.New(idem.Options{Journal: j, Transport: grpcidem.NewTransport(nil), MaxAttempts: 1})
 			require.NoError(t, err)
 			c := dial(t, addr, grpc.WithUnaryInterceptor(interceptor(t, grpcidem.ClientOptions{Client: client})))
@@ -230,9 +228,7 @@ func TestNamedCalls(t *testing.T) {
 	t.Parallel()
 	svc := &scenario.Charges{Ledger: &scenario.MemLedger{}}
 	addr := serve(t, svc, []grpc.UnaryServerInterceptor{grpcidem.UnaryServerInterceptor(memstore.New(memstore.Options{}), singleTenant)})
-	j, err := idem.OpenJournal(filepath.Join(t.TempDir(), "j"), idem.JournalOptions{})
-	require.NoError(t, err)
-	defer j.Close()
+	j := openJournal(t)
 	named := func() testpb.ChargesClient {
 		client, err := idem.New(idem.Options{Journal: j, Transport: grpcidem.NewTransport(nil)})
 		require.NoError(t, err)
