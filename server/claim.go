@@ -142,9 +142,14 @@ func (cl *claimer) askContext(ctx context.Context) context.Context {
 // does not claim within its unit of work (errors.ErrUnsupported).
 func (cl *claimer) askWork(ctx context.Context, k Key, fp string) (a answer, asked bool, err error) {
 	cctx, cancel := context.WithCancelCause(ctx)
-	late, now := new(deadline), time.Now()
+	var (
+		late *deadline
+		now  time.Time
+	)
 	if b, ok := ctx.(*workBase); ok {
 		late, now = &b.starting, clockNow(b.origin) // stopped before the next ask arms it again
+	} else {
+		late, now = new(deadline), time.Now()
 	}
 	cl.starts.arm(late, now, cl.startLimit, ErrOverloaded, cancel)
 	began := cl.obs.timing()

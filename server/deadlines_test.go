@@ -312,6 +312,7 @@ func TestLimitsUnderLoad(t *testing.T) {
 			if !res.began {
 				assert.Equal(t, http.StatusServiceUnavailable, res.code, "request %d", n)
 				assert.Contains(t, res.problem, server.ProblemOverloaded, "request %d, refused after waiting for a slot", n)
+				assert.Equal(t, min(m.work, m.start), res.endedAt, "request %d refused at the shorter of its limits", n)
 				continue
 			}
 			assert.LessOrEqual(t, res.startedAt, m.start, "request %d started past StartTimeout", n)
