@@ -315,19 +315,7 @@ func (o *Observer) end(ctx context.Context, op *Operation, resumed bool, began t
 // "host:port").
 func (op *Operation) host() string {
 	if op.isRPC() {
-		t := op.Host
-		if i := strings.Index(t, ":///"); i >= 0 {
-			t = t[i+4:]
-		} else if i := strings.Index(t, "://"); i >= 0 {
-			t = t[i+3:]
-			if j := strings.IndexByte(t, '/'); j >= 0 {
-				t = t[j+1:]
-			}
-		}
-		if h, _, err := net.SplitHostPort(t); err == nil {
-			return h
-		}
-		return strings.Trim(t, "[]")
+		return targetHost(op.Host)
 	}
 	if op.u != nil {
 		return op.u.Hostname()
@@ -337,6 +325,50 @@ func (op *Operation) host() string {
 		return ""
 	}
 	return u.Hostname()
+}
+
+// targetHost returns the host of a gRPC target, as grpc.NewClient takes
+// it: "dns:///host:port", "dns:host:port", "host:port", "[::1]:443"; for
+// a Unix socket ("unix:///run/pay.sock", "unix:rel.sock",
+// "unix-abstract:name") its path or name.
+func targetHost(t string) string {
+	scheme, rest, ok := strings.Cut(t, ":")
+	switch {
+	case ok && (scheme == "unix" || scheme == "unix-abstract"):
+		if strings.HasPrefix(rest, "//") {
+			rest = rest[2:] // unix://[authority]/path: the path, absolute
+			if i := strings.IndexByte(rest, '/'); i >= 0 {
+				rest = rest[i:]
+			}
+		}
+		return rest
+	case ok && !strings.ContainsAny(scheme, "[]./") && !isPort(rest):
+		// scheme:[//authority/]endpoint
+		t = rest
+		if strings.HasPrefix(t, "//") {
+			t = t[2:]
+			if i := strings.IndexByte(t, '/'); i >= 0 {
+				t = t[i+1:]
+			}
+		}
+	}
+	if h, _, err := net.SplitHostPort(t); err == nil {
+		return h
+	}
+	return strings.Trim(t, "[]")
+}
+
+// isPort reports whether s is all digits: "host:443" has no scheme.
+func isPort(s string) bool {
+	if s == "" {
+		return false
+	}
+	for _, c := range s {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
 }
 
 // rpcScheme is the URL scheme of the requests grpcidem makes for gRPC

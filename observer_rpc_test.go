@@ -36,7 +36,10 @@ func TestObserverHearsAnRPC(t *testing.T) {
 	var rec recorder
 	c := newClient(t, quickOptions(Options{Observer: rec.observer(), Transport: answer}))
 	for target, host := range map[string]string{"dns:///payments.internal:443": "payments.internal", "10.0.0.7:50051": "10.0.0.7",
-		"unix:///run/pay.sock": "run/pay.sock", "[::1]:8443": "::1"} {
+		"dns:payments.internal:443": "payments.internal", "dns://8.8.8.8/payments.internal:443": "payments.internal",
+		"passthrough:///10.0.0.7:50051": "10.0.0.7", "payments.internal": "payments.internal",
+		"unix:///run/pay.sock": "/run/pay.sock", "unix:rel.sock": "rel.sock", "unix-abstract:pay": "pay",
+		"[::1]:8443": "::1"} {
 		rec = recorder{}
 		n = 0
 		req := (&http.Request{Method: http.MethodPost, URL: &url.URL{Scheme: "grpc", Path: "/pay.v1.Charges/Charge"}, Host: target,
