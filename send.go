@@ -230,11 +230,14 @@ func (c *Client) newRequest(ctx context.Context, cl *call, op *Operation, header
 			return fmt.Errorf("idem: bad URL: %v", err)
 		}
 	}
-	// A copy of the map, its values shared: nothing appends to them, as
+	// A copy of the map, its values shared but capped: a transport that
+	// appends to a value (which http.RoundTripper forbids, and some do)
+	// copies it first instead of writing into the caller's array.
 	// PrepareRequest is given a copy of its own (see call.prepare).
-	// maps.Clone copies a small map's storage whole, where inserting each
-	// header again would hash it.
 	h := maps.Clone(header)
+	for k, vs := range h {
+		h[k] = vs[:len(vs):len(vs)]
+	}
 	if h == nil {
 		h = make(http.Header, 1)
 	}
