@@ -98,21 +98,13 @@ func (s *Store) ClaimWork(ctx context.Context, k server.Key, fingerprint string)
 	if err != nil {
 		return server.Claim{}, nil, nil, translate(ctx, "claim", err)
 	}
-	locked, row, found, stored, err := s.lockAndLookup(ctx, conn, k)
+	locked, row, found, err := s.lockAndLookup(ctx, conn, k)
 	if err != nil {
 		s.endClaim(conn)
 		return server.Claim{}, nil, nil, translate(ctx, "claim", err)
 	}
 	running := found && !row.completed
 	switch {
-	case stored:
-		// Read before any transaction began: nothing to roll back.
-		conn.Release()
-		rec, err := row.record()
-		if err != nil {
-			return server.Claim{}, nil, nil, err
-		}
-		return server.Claim{Record: rec}, nil, nil, nil
 	case found && row.completed && !row.expired:
 		// A stored outcome is final: replay it, lock or no lock.
 		s.endClaim(conn)
@@ -155,12 +147,7 @@ func (s *Store) ClaimWork(ctx context.Context, k server.Key, fingerprint string)
 // statement takes nothing, and the lock and the lookup are sent again in
 // the same transaction with the OID it reported: a second round trip, on
 // that path only.
-func (s *Store) lockAndLookup(ctx context.Context, conn *pgxpool.Conn, k server.Key) (locked bool, row lookupRow, found, stored bool, err error) {
-	if s.replays == replayBefore {
-		if found, err = scanLookup(conn.QueryRow(ctx, s.q.stored, k.Scope, k.Key), &row); err != nil || found {
-			return false, row, found, found, err
-		}
-	}
+func (s *Store) lockAndLookup(ctx context.Context, conn *pgxpool.Conn, k server.Key) (locked bool, row lookupRow, found bool, err error) {
 	inSQL := !isASCII(k.Scope) || !isASCII(k.Key)
 	if inSQL && conn.Conn().PgConn().ParameterStatus("server_encoding") == "UTF8" {
 		inSQL = false // Go's bytes are the server's
@@ -171,13 +158,13 @@ func (s *Store) lockAndLookup(ctx context.Context, conn *pgxpool.Conn, k server.
 		var got *bool
 		got, seen, row, found, err = s.lockOnce(ctx, conn, k, oid, inSQL, attempt == 0)
 		if err != nil || got != nil {
-			return got != nil && *got, row, found, false, err
+			return got != nil && *got, row, found, err
 		}
 		// The table's OID was not oid: nothing was locked.
 		s.tableOID.Store(seen)
 		oid = seen
 	}
-	return false, row, false, false, errors.New("pgstore: claim: the table's OID changed while the lock was taken")
+	return false, row, false, errors.New("pgstore: claim: the table's OID changed while the lock was taken")
 }
 
 // lockOnce sends the lock statement for the table OID oid, after BEGIN if
@@ -216,7 +203,7 @@ func (s *Store) lockOnce(ctx context.Context, conn *pgxpool.Conn, k server.Key, 
 	return locked, seen, row, found, nil
 }
 
-// scanLookup scans the row of the lookup or stored statement into row,
+// scanLookup scans the row of the lookup statement into row,
 // and reports whether there was one.
 func scanLookup(q pgx.Row, row *lookupRow) (bool, error) {
 	err := q.Scan(&row.fingerprint, &row.token, &row.completed, &row.status,
@@ -229,24 +216,6 @@ func scanLookup(q pgx.Row, row *lookupRow) (bool, error) {
 	}
 	return true, nil
 }
-
-// replayPath is how ClaimWork reads a completed record. The zero value
-// is the path it takes; the other is kept so that one benchmark can set
-// the two side by side (BenchmarkReplayPaths), with the measured reason
-// for the choice.
-type replayPath uint8
-
-const (
-	// replayInTransaction reads the record under the lock, in the
-	// work's transaction, which a replay then rolls back in the
-	// background: a new key's one round trip before the handler runs.
-	replayInTransaction replayPath = iota
-	// replayBefore reads a completed record in autocommit, in a round
-	// trip of its own before BEGIN: a replay is one SELECT and begins no
-	// transaction, but a new key pays a second round trip before the
-	// handler runs.
-	replayBefore
-)
 
 // lockKeyOf is the advisory lock key of k in the table whose OID is oid,
 // the value lockKey computes in SQL: the first 8 bytes of the SHA-256 of

@@ -33,22 +33,3 @@ func (s *Store) Via(ctx context.Context) (*pgxpool.Pool, error) { return s.conns
 // is between it and PostgreSQL, as pgstore did before it looked: the
 // naive variant of the tests through a pooler.
 func (s *Store) SkipPoolerCheck() { s.via.pool.Store(s.pool) }
-
-// ReplayPaths names the ways ClaimWork can read a completed record, for
-// the side-by-side benchmark: "in transaction" (under the lock, the
-// transaction rolled back after the answer: the Store's) and "before"
-// (an autocommit SELECT in a round trip of its own before BEGIN).
-var ReplayPaths = []string{"in transaction", "before"}
-
-// SetReplayPath makes ClaimWork read completed records the way named in
-// ReplayPaths. It must be called before the Store's first use.
-func (s *Store) SetReplayPath(name string) {
-	switch name {
-	case ReplayPaths[0]:
-		s.replays = replayInTransaction
-	case ReplayPaths[1]:
-		s.replays = replayBefore
-	default:
-		panic("pgstore: no replay path " + name)
-	}
-}

@@ -53,7 +53,6 @@ type queries struct {
 	running  string
 
 	// The statements of ClaimWork (see claimwork.go).
-	stored    string
 	begin     string
 	lock      string
 	lockInSQL string
@@ -263,15 +262,6 @@ SELECT count(*) FROM gone WHERE gone.async`,
 FROM {{table}}
 WHERE scope = $1 AND key = $2`
 
-	// stored: $1 scope, $2 key. The key's completed record inside its
-	// retention, if any, read in autocommit, before any transaction: the
-	// replay's answer when ClaimWork reads records first (replayBefore,
-	// which only the side-by-side benchmark sets). A READ COMMITTED
-	// statement sees only committed rows, and a record is written whole
-	// by one statement, so what it finds is a complete, committed
-	// outcome; a running row, or a key only locked, is not found.
-	q.stored = q.lookup + "\n  AND state = 'completed' AND expires_at >= statement_timestamp()"
-
 	// insert: $1 scope, $2 key, $3 fingerprint, $4 new token, $5 status,
 	// $6 header, $7 body, $8 retention. The work's outcome when lookup
 	// found no row, the common case: written as the last statement of its
@@ -323,7 +313,6 @@ SELECT 1 / count(*)::integer FROM done WHERE done.sync`
 	q.lock = r.Replace(q.lock)
 	q.lockInSQL = r.Replace(q.lockInSQL)
 	q.lookup = r.Replace(q.lookup)
-	q.stored = r.Replace(q.stored)
 	q.stats, q.running = statsQueries(t.quoted)
 	q.insert = r.Replace(q.insert)
 	q.record = r.Replace(q.record)

@@ -49,9 +49,6 @@ type Store struct {
 	// tableOID is the table's OID as ClaimWork last saw it, 0 before:
 	// the lock keys are computed from it (see lockKeyOf).
 	tableOID atomic.Uint32
-	// replays is how ClaimWork reads a completed record: the zero value
-	// outside the side-by-side benchmark (see replayPath).
-	replays replayPath
 }
 
 // New returns a Store keeping its records in opts.Table through pool. It
