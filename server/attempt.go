@@ -60,6 +60,7 @@ type attempt struct {
 	mu       sync.Mutex
 	ended    bool
 	lost     bool
+	refused  *Claim    // the deferred claim's answer, once end found it refused
 	renewing bool      // a renewal is under way: a slow store gets one at a time
 	renewed  time.Time // when the lease was last known held: the claim, or a renewal
 }
@@ -97,6 +98,11 @@ const (
 	// releaseFailed: releasing (or rolling back) failed. A lease claim
 	// stays held until its lease lapses.
 	releaseFailed
+	// refused: the store had deferred the claim (see WorkClaimer), and it
+	// was refused once sent: nothing of the work committed, nothing is
+	// held, and attempt.refused is the answer the claim got, to answer
+	// the request with in place of the work's.
+	refused
 )
 
 // end ends the claim with o, making the store calls in the table on
@@ -118,10 +124,20 @@ func (a *attempt) end(o outcome) (endResult, error) {
 	defer a.ending.stop()
 	switch {
 	case a.inWork:
+		var err error
 		if o.record {
-			return recording(a.commit(ctx, o), commitFailed)
+			err = a.commit(ctx, o)
+		} else {
+			err = a.rollback(ctx)
 		}
-		if err := a.rollback(ctx); err != nil {
+		if c := (*ClaimRefused)(nil); errors.As(err, &c) {
+			a.refused = &c.Claim
+			return refused, nil
+		}
+		if o.record {
+			return recording(err, commitFailed)
+		}
+		if err != nil {
 			return releaseFailed, err
 		}
 		return released, nil

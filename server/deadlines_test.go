@@ -175,6 +175,13 @@ func TestWorkTimeoutAcrossBubbles(t *testing.T) {
 	causes := map[string]error{}
 	tookOf := func(k string) time.Duration { mu.Lock(); defer mu.Unlock(); return took[k] }
 	causeOf := func(k string) error { mu.Lock(); defer mu.Unlock(); return causes[k] }
+	// A request on the real clock is bounded from when the middleware
+	// got it, before its handler starts: what the handler measures is
+	// shorter than the limit by that much. The time the handler saw the
+	// cancellation is compared with a time taken before the request was
+	// sent instead.
+	ended := map[string]time.Time{}
+	endedOf := func(k string) time.Time { mu.Lock(); defer mu.Unlock(); return ended[k] }
 	began := make(chan struct{})
 	h := server.Middleware(newMemstore(), server.Options{SingleTenant: true, WorkTimeout: limit})(
 		http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -188,7 +195,7 @@ func TestWorkTimeoutAcrossBubbles(t *testing.T) {
 			}
 			untilCancelled(30*time.Second, func(d time.Duration, cause error) {
 				mu.Lock()
-				took[k.Key], causes[k.Key] = d, cause
+				took[k.Key], causes[k.Key], ended[k.Key] = d, cause, time.Now()
 				mu.Unlock()
 			}).ServeHTTP(w, r)
 		}))
@@ -205,14 +212,17 @@ func TestWorkTimeoutAcrossBubbles(t *testing.T) {
 		assert.ErrorIs(t, causeOf("bubbled"), server.ErrWorkTimeout)
 	})
 	// So is a request outside any bubble, on the real clock.
+	sent := time.Now()
 	assert.Equal(t, http.StatusServiceUnavailable, serveDirect(h, "real", "x").Code)
-	assert.GreaterOrEqual(t, tookOf("real"), limit)
+	assert.GreaterOrEqual(t, endedOf("real").Sub(sent), limit)
+	assert.Less(t, tookOf("real"), 30*time.Second, "cancelled, not ended by the handler's own bound")
 	assert.ErrorIs(t, causeOf("real"), server.ErrWorkTimeout)
 
 	// An unbubbled request runs (its limit on the real clock pending)
 	// while a bubble's requests come and go: each is bounded on its own
 	// clock.
 	var wg sync.WaitGroup
+	sent = time.Now()
 	wg.Go(func() { assert.Equal(t, http.StatusServiceUnavailable, serveDirect(h, "real-beside", "x").Code) })
 	<-began
 	synctest.Test(t, func(t *testing.T) {
@@ -222,7 +232,8 @@ func TestWorkTimeoutAcrossBubbles(t *testing.T) {
 		assert.ErrorIs(t, causeOf("bubbled-beside"), server.ErrWorkTimeout)
 	})
 	wg.Wait()
-	assert.GreaterOrEqual(t, tookOf("real-beside"), limit)
+	assert.GreaterOrEqual(t, endedOf("real-beside").Sub(sent), limit)
+	assert.Less(t, tookOf("real-beside"), 30*time.Second)
 	assert.ErrorIs(t, causeOf("real-beside"), server.ErrWorkTimeout)
 }
 

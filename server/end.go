@@ -73,6 +73,11 @@ type ending struct {
 //	answered    commitFailed               store_unavailable       commit failed      commit failed
 //	answered    recordFailed               executed                unrecorded         not recorded
 //	answered    releaseFailed              released                answer             release failed
+//
+// A claim refused once sent (res refused: the store had deferred it, see
+// WorkClaimer) is not in the table: Middleware and RunOnce answer it as
+// the claim, whatever the work did, except work that called
+// runtime.Goexit or panicked with http.ErrAbortHandler (abandoned, here).
 func endOf(how endHow, startErr error, record bool, res endResult) ending {
 	e := ending{level: slog.LevelError}
 	switch how {

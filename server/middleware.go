@@ -239,20 +239,44 @@ func (h *handler) serveKeyed(w http.ResponseWriter, r *http.Request, k Key, body
 		h.storeFailed(w, r, k, "claim", err)
 	case v == claimAcquired:
 		h.run(w, r, base, k, fp, ans, body, buf)
-	case v == claimReused && h.cfg.fp.onlyCheckDiffers(ans.Record.Fingerprint, fp):
-		h.refuse(w, r, problemCheckFailed, OutcomeKeyReused)
-	case v == claimReused:
-		h.refuse(w, r, problemKeyReused, OutcomeKeyReused)
-	case v == claimReplay:
-		h.observe(r, OutcomeReplayed)
-		h.replay(w, r, &ans.Record)
 	default:
-		h.refuse(w, r, problemInFlight, OutcomeInFlight)
+		h.answerClaim(w, r, &ans.Claim, v, fp, nil)
 	}
 	// The handler has returned (run empties the reader it read the body
 	// through): the storage is the next request's. (A panic that leaves
 	// skips this: buf is dropped.)
 	buf.put()
+}
+
+// answerClaim answers r, which claimed its key with fingerprint fp and
+// got c, not acquired, classified as v: a replay, a refusal for key reuse,
+// or in flight. If the claim was a deferred one that a acquired and the
+// store then refused (see WorkClaimer), a's end is reported with the same
+// outcome.
+func (h *handler) answerClaim(w http.ResponseWriter, r *http.Request, c *Claim, v verdict, fp string, a *attempt) {
+	var (
+		res Outcome
+		p   *problem
+	)
+	switch {
+	case v == claimReused && h.cfg.fp.onlyCheckDiffers(c.Record.Fingerprint, fp):
+		res, p = OutcomeKeyReused, problemCheckFailed
+	case v == claimReused:
+		res, p = OutcomeKeyReused, problemKeyReused
+	case v == claimReplay:
+		res = OutcomeReplayed
+	default:
+		res, p = OutcomeInFlight, problemInFlight
+	}
+	if a != nil {
+		a.observeEnd(res)
+	}
+	if p != nil {
+		h.refuse(w, r, p, res)
+		return
+	}
+	h.observe(r, res)
+	h.replay(w, r, &c.Record)
 }
 
 // maxPooledBody is the largest request body read into a pooled buffer.
@@ -397,7 +421,7 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, base *workBase, k 
 		if !ex.body.end() && buf != nil {
 			buf.b = nil
 		}
-		h.finish(w, r, a, fl, end, recover())
+		h.finish(w, r, a, fp, fl, end, recover())
 	}()
 	ctx, err := h.claims.start(a, base, k, ans)
 	if err != nil {
@@ -443,7 +467,7 @@ func (h *handler) run(w http.ResponseWriter, r *http.Request, base *workBase, k 
 // finish ends the claim of a first execution that ended as e says (v is
 // what a panic raised), and answers as the table of a claim's end (endOf)
 // says: the only way out of run.
-func (h *handler) finish(w http.ResponseWriter, r *http.Request, a *attempt, fl *flight, e *firstEnd, v any) {
+func (h *handler) finish(w http.ResponseWriter, r *http.Request, a *attempt, fp string, fl *flight, e *firstEnd, v any) {
 	res, err := a.end(outcome{record: e.record, resp: e.stored, retention: h.cfg.retention})
 	if fl != nil {
 		var stored *StoredResponse
@@ -451,6 +475,14 @@ func (h *handler) finish(w http.ResponseWriter, r *http.Request, a *attempt, fl 
 			stored = &e.stored
 		}
 		h.claims.local.finish(a.key, fl, stored)
+	}
+	if res == refused && (e.how != abandoned || v != nil && v != http.ErrAbortHandler) {
+		// The store's deferred claim was refused: the handler's answer
+		// (or its panic) came from work that never held the key, and
+		// nothing of it committed. The request is answered as its claim.
+		c := answer{Claim: *a.refused}
+		h.answerClaim(w, r, a.refused, c.classify(fp, false), fp, a)
+		return
 	}
 	end := endOf(e.how, e.err, e.record, res)
 	a.observeEnd(end.outcome)

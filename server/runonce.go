@@ -126,20 +126,8 @@ func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(conte
 	case err != nil:
 		cl.obs.request(ctx, "", "", storeResult(err))
 		return nil, false, fmt.Errorf("idem/server: claim: %w", err)
-	case v == claimReused:
-		cl.obs.request(ctx, "", "", OutcomeKeyReused)
-		return nil, false, ErrKeyReused
-	case v == claimReplay:
-		cl.obs.request(ctx, "", "", OutcomeReplayed)
-		if ans.Record.Response.Header.Get("Content-Type") == ProblemContentType {
-			// RunOnce records results with no header: this is the answer
-			// recorded in place of one too large to keep.
-			return nil, true, ErrResultNotKept
-		}
-		return bytes.Clone(ans.Record.Response.Body), true, nil
 	case v != claimAcquired:
-		cl.obs.request(ctx, "", "", OutcomeInFlight)
-		return nil, false, ErrInFlight
+		return notAcquired(ctx, &cl, &ans.Claim, v, nil)
 	}
 
 	// From here the claim is held: the deferred call below is the only
@@ -153,6 +141,14 @@ func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(conte
 	)
 	defer func() {
 		res, endErr := a.end(o)
+		if res == refused && returned {
+			// The store's deferred claim was refused: work ran without
+			// the key, and nothing of it committed. RunOnce answers as
+			// its claim.
+			c := answer{Claim: *a.refused}
+			result, replayed, err = notAcquired(ctx, &cl, a.refused, c.classify(fp, false), &a)
+			return
+		}
 		how := answered
 		switch {
 		case startErr != nil:
@@ -181,6 +177,36 @@ func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(conte
 		o = outcome{record: true, resp: StoredResponse{Status: http.StatusOK, Body: bytes.Clone(result)}, retention: retention}
 	}
 	return result, false, nil // answered by the deferred call
+}
+
+// notAcquired is RunOnce's answer to a claim c that did not acquire its
+// key, classified as v: the recorded result, ErrKeyReused, or
+// ErrInFlight. If c is the answer to a deferred claim that a acquired and
+// the store then refused (see WorkClaimer), a's end is reported with the
+// same outcome.
+func notAcquired(ctx context.Context, cl *claimer, c *Claim, v verdict, a *attempt) ([]byte, bool, error) {
+	res := OutcomeInFlight
+	switch v {
+	case claimReused:
+		res = OutcomeKeyReused
+	case claimReplay:
+		res = OutcomeReplayed
+	}
+	if a != nil {
+		a.observeEnd(res)
+	}
+	cl.obs.request(ctx, "", "", res)
+	switch {
+	case v == claimReused:
+		return nil, false, ErrKeyReused
+	case v != claimReplay:
+		return nil, false, ErrInFlight
+	case c.Record.Response.Header.Get("Content-Type") == ProblemContentType:
+		// RunOnce records results with no header: this is the answer
+		// recorded in place of one too large to keep.
+		return nil, true, ErrResultNotKept
+	}
+	return bytes.Clone(c.Record.Response.Body), true, nil
 }
 
 // result is RunOnce's answer, rendered from the table (endOf): the work

@@ -147,7 +147,39 @@ type WorkClaimer interface {
 	// error wrapping errors.ErrUnsupported, having done nothing; the caller
 	// then claims k with Store.Claim. Any other error means nothing is
 	// held and nothing ran (the middleware answers 503).
+	//
+	// A store may defer the claim, in a mode its user opts into: it then
+	// answers Acquired before asking anyone, and sends the claim together
+	// with the work's first statement, which runs only if the claim holds.
+	// If the claim is refused once sent, the work's statements fail,
+	// nothing of the work commits, and the Work's Commit or Rollback
+	// returns a [*ClaimRefused] holding the answer the claim got; the
+	// caller then answers the request as if ClaimWork had returned that
+	// answer, and the work's own answer is thrown away. Such a mode is
+	// safe only for work whose effects are all in the store's database:
+	// an effect made before the first statement returned would be made
+	// again by every repeat.
 	ClaimWork(ctx context.Context, k Key, fingerprint string) (Claim, context.Context, Work, error)
+}
+
+// ClaimRefused is the error a [Work]'s Commit or Rollback returns when
+// the store deferred the claim that ClaimWork answered Acquired (see
+// [WorkClaimer]) and the claim, once sent, was refused: another unit of
+// work holds the key, or its record is completed. Nothing of the work
+// committed and nothing is held. Claim is the answer the claim got, with
+// Acquired false: its Record is to be answered as ClaimWork's would be (a
+// replay, 422 for another fingerprint, or in flight).
+type ClaimRefused struct {
+	Claim Claim
+}
+
+func (e *ClaimRefused) Error() string {
+	switch r := &e.Claim.Record; {
+	case r.Completed:
+		return "idem/server: claim refused: the key's record is completed"
+	default:
+		return "idem/server: claim refused: the key is in flight"
+	}
 }
 
 // Work is a unit of work begun by [Transactor.BeginWork] or
