@@ -239,9 +239,10 @@ func (c *Client) do(ctx context.Context, cl *call, op *Operation, header http.He
 		return c.run(ctx, cl, op, header)
 	}
 	resumed := cl.origin == fromResume
-	ctx, began := obs.start(ctx, op, resumed)
+	cl.rpc = op.rpcMethod()
+	ctx, began := obs.start(ctx, op, cl.rpc, resumed)
 	resp, err := c.run(ctx, cl, op, header)
-	obs.end(ctx, op, resumed, began, resp, err)
+	obs.end(ctx, op, cl.rpc, resumed, began, resp, err)
 	return resp, err
 }
 

@@ -157,6 +157,10 @@ type OperationEndInfo struct {
 type AttemptInfo struct {
 	// Method is the request's method.
 	Method string
+	// RPCMethod is the gRPC call's method, as
+	// OperationStartInfo.RPCMethod: a gRPC attempt is counted under it,
+	// not under Method (which grpcidem's Transport sets to POST).
+	RPCMethod string
 	// N counts the call's attempts so far, resends by net/http included.
 	N int
 	// Sent is how many times this attempt's request was written: 1, or
@@ -249,13 +253,14 @@ func observe(fn func()) {
 
 // start reports a call of op that begins and returns the context its
 // attempts are sent with, and the time it began (zero if no one observes
-// its end).
-func (o *Observer) start(ctx context.Context, op *Operation, resumed bool) (context.Context, time.Time) {
+// its end). rpc is op's gRPC method (Operation.rpcMethod), worked out
+// once for the call's events.
+func (o *Observer) start(ctx context.Context, op *Operation, rpc string, resumed bool) (context.Context, time.Time) {
 	if o == nil {
 		return ctx, time.Time{}
 	}
 	if o.OperationStart != nil {
-		info := OperationStartInfo{Method: op.Method, RPCMethod: op.rpcMethod(), ServerAddress: op.host(), Resumed: resumed}
+		info := OperationStartInfo{Method: op.Method, RPCMethod: rpc, ServerAddress: op.host(), Resumed: resumed}
 		observe(func() {
 			if c := o.OperationStart(ctx, info); c != nil {
 				ctx = c
@@ -269,12 +274,12 @@ func (o *Observer) start(ctx context.Context, op *Operation, resumed bool) (cont
 }
 
 // end reports a call of op that began at began (from start) and returns
-// resp and err.
-func (o *Observer) end(ctx context.Context, op *Operation, resumed bool, began time.Time, resp *Response, err error) {
+// resp and err; rpc is as for start.
+func (o *Observer) end(ctx context.Context, op *Operation, rpc string, resumed bool, began time.Time, resp *Response, err error) {
 	if o == nil || o.OperationEnd == nil {
 		return
 	}
-	info := OperationEndInfo{Method: op.Method, RPCMethod: op.rpcMethod(), ServerAddress: op.host(),
+	info := OperationEndInfo{Method: op.Method, RPCMethod: rpc, ServerAddress: op.host(),
 		Resumed: resumed, Duration: time.Since(began)}
 	var e *Error
 	switch {
@@ -384,7 +389,9 @@ func (op *Operation) isRPC() bool {
 }
 
 // rpcMethod returns a gRPC call's full method name without its leading
-// slash, "" for an HTTP request.
+// slash, "" for an HTTP request. A resumed operation's URL is parsed for
+// it: Client.do calls it once per call, and the call's events read
+// call.rpc.
 func (op *Operation) rpcMethod() string {
 	switch {
 	case !op.isRPC():

@@ -71,6 +71,7 @@ type call struct {
 	c      *Client
 	origin origin
 	op     *Operation
+	rpc    string    // op's gRPC method, for the Observer's events (set in Client.do)
 	own    Operation // op, when the call made it (not a journaled one)
 	resp   Response  // the answer, returned by pointer
 	ctx    context.Context
@@ -401,7 +402,7 @@ func (cl *call) checkRetry(resp *http.Response, err error) (bool, error) {
 		if !ok {
 			stop = ErrBudgetExhausted
 			if o := c.opts.Observer; o != nil && o.BudgetExhausted != nil {
-				info := BudgetInfo{Method: cl.op.Method, RPCMethod: cl.op.rpcMethod(), Attempt: cl.attempts}
+				info := BudgetInfo{Method: cl.op.Method, RPCMethod: cl.rpc, Attempt: cl.attempts}
 				observe(func() { o.BudgetExhausted(ctx, info) })
 			}
 		} else {
@@ -416,7 +417,7 @@ func (cl *call) checkRetry(resp *http.Response, err error) (bool, error) {
 		if o := c.opts.Observer; o != nil && o.Retry != nil {
 			// next waits the server's Retry-After when it can read one.
 			_, fromServer := ParseRetryAfter(s.retryAfter, s.now)
-			info := RetryInfo{Method: cl.op.Method, RPCMethod: cl.op.rpcMethod(), Attempt: cl.attempts, StatusCode: cl.status, ErrorType: errorType(cl.err),
+			info := RetryInfo{Method: cl.op.Method, RPCMethod: cl.rpc, Attempt: cl.attempts, StatusCode: cl.status, ErrorType: errorType(cl.err),
 				Delay: wait, RetryAfter: fromServer}
 			observe(func() { o.Retry(ctx, info) })
 		}
@@ -472,7 +473,7 @@ func (cl *call) settleBudget() {
 // ended; retry says whether it is retried.
 func (cl *call) report(ctx context.Context, retry bool) {
 	if o := cl.c.opts.Observer; o != nil && o.Attempt != nil {
-		info := AttemptInfo{Method: cl.op.Method, N: cl.attempts, Sent: int(cl.writes), StatusCode: cl.status, ErrorType: errorType(cl.err), Replayed: cl.replayed}
+		info := AttemptInfo{Method: cl.op.Method, RPCMethod: cl.rpc, N: cl.attempts, Sent: int(cl.writes), StatusCode: cl.status, ErrorType: errorType(cl.err), Replayed: cl.replayed}
 		observe(func() { o.Attempt(ctx, info) })
 	}
 	if f := cl.c.opts.OnAttempt; f != nil {

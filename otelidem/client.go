@@ -240,12 +240,13 @@ func endSet(k endAttrs) attribute.Set {
 // attempt counts net/http's own resends within an attempt as retries:
 // each is an attempt beyond the operation's first, as idem's retries are,
 // so that retries add up to attempts less operations. idem's retries are
-// counted by retry.
+// counted by retry. A gRPC call's resends are counted under its
+// rpc.method, as its other retries are.
 func (o *clientObserver) attempt(ctx context.Context, a idem.AttemptInfo) {
 	if a.Sent <= 1 {
 		return
 	}
-	k := retryAttrs{call: callOf(a.Method, ""), reason: ReasonTransportError}
+	k := retryAttrs{call: callOf(a.Method, a.RPCMethod), reason: ReasonTransportError}
 	o.retries.Add(ctx, int64(a.Sent-1), o.retryOpts.get(k, retrySet, addOption)...)
 }
 

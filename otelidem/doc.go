@@ -95,7 +95,7 @@
 // other transport error; error.type names its Go type, as
 // "*net.OpError", or _OTHER). A resend by net/http is a transport_error
 // retry without error.type: net/http does not say what failed, and it
-// made no wait. So, in all or for one http.request.method, the sum of
+// made no wait. So, in all or for one http.request.method or rpc.method, the sum of
 // idem.client.retries is the sum of idem.client.attempts less its count:
 // retries add up to attempts less operations. The one exception is a retry scheduled and
 // never sent, because the call ended in its wait (its context ended, the

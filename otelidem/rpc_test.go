@@ -3,7 +3,9 @@ package otelidem_test
 import (
 	"context"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -62,6 +64,52 @@ func TestClientObserverRPC(t *testing.T) {
 	assert.Equal(t, "pay.v1.Charges/Charge", v.AsString())
 	assert.False(t, attrs.HasValue("http.response.status_code"))
 	assert.False(t, attrs.HasValue("http.request.method"))
+}
+
+// resentUnavailable answers every attempt of a gRPC call Unavailable
+// (503 with Grpc-Status 14), and writes the first one twice, as net/http
+// does on its own when a reused keep-alive connection turns out dead.
+type resentUnavailable struct{ n atomic.Int64 }
+
+func (u *resentUnavailable) RoundTrip(r *http.Request) (*http.Response, error) {
+	writes := 1
+	if u.n.Add(1) == 1 {
+		writes = 2
+	}
+	if tr := httptrace.ContextClientTrace(r.Context()); tr != nil && tr.WroteRequest != nil {
+		for range writes {
+			tr.WroteRequest(httptrace.WroteRequestInfo{})
+		}
+	}
+	return &http.Response{StatusCode: http.StatusServiceUnavailable, Header: http.Header{"Grpc-Status": {"14"}}, Body: http.NoBody, Request: r}, nil
+}
+
+// TestClientObserverRPCResendAndBudget: a gRPC call's resend of its first
+// attempt is a retry counted under rpc.method, as its other retries are,
+// and the retry budget's refusal is counted under it too: no instrument
+// counts a gRPC call under http.request.method.
+func TestClientObserverRPCResendAndBudget(t *testing.T) {
+	t.Parallel()
+	tel := newTelemetry()
+	obs, _ := tel.clientObservers(t)
+	c, err := idem.New(idem.Options{Observer: obs, Transport: &resentUnavailable{}, BaseDelay: time.Millisecond, MaxDelay: time.Millisecond,
+		MaxAttempts: 10, Budget: idem.BudgetOptions{Capacity: 12, RetryCost: 5, SuccessRefund: 1}})
+	require.NoError(t, err)
+	req := (&http.Request{Method: http.MethodPost, URL: &url.URL{Scheme: "grpc", Path: "/pay.v1.Charges/Charge"},
+		Host: "dns:///payments.internal:443", Header: http.Header{}, Body: http.NoBody}).WithContext(context.Background())
+	_, err = c.Do(req)
+	require.ErrorIs(t, err, idem.ErrBudgetExhausted)
+
+	got := tel.collect(t)
+	const rpc = "rpc.method=pay.v1.Charges/Charge,rpc.system.name=grpc"
+	assert.Equal(t, points{
+		"idem.retry.reason=transport_error," + rpc: 1, // the resend
+		"idem.retry.reason=status," + rpc:          2, // 12 tokens pay two retries at 5
+	}, got[otelidem.ClientRetries])
+	assert.Equal(t, points{rpc: 1}, got[otelidem.ClientBudgetExhausted])
+	for name, p := range got {
+		assert.Zero(t, p.with("http.request.method=POST"), "%s counts a gRPC call under its HTTP method", name)
+	}
 }
 
 // TestServerObserverRPC: a gRPC call grpcidem's server interceptor
