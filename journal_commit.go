@@ -90,7 +90,10 @@ func (r *commitReq) run(w *writeBatch) error {
 // Get makes a cursor, and grows its stack, for every read; one cursor
 // repositioned by each Seek makes none after the first, a commit reading
 // as many records as it writes. A cursor stays usable across the
-// transaction's Puts and Deletes provided each use starts with a Seek.
+// transaction's Puts and Deletes provided each use starts with a Seek:
+// one that read on from where it was, or gave the record it was on again,
+// would read what a Put or Delete of the batch has since replaced
+// (TestBatchWritesToOneKey).
 type writeBatch struct {
 	tx           *bolt.Tx
 	ops, pending *bolt.Bucket
