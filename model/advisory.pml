@@ -54,6 +54,9 @@ inline end_tx() {
 	if :: lock[k] == w + 1 -> lock[k] = 0 :: else fi
 }
 
+/* The helpers above are PIPELINED's too (pipelined.pml); the worker below
+ * is ADVISORY's. */
+#if DESIGN == ADVISORY
 proctype Worker(byte w) {
 	byte src, s, k, t, c, sc, e;
 	bit fp, rf, got;
@@ -160,3 +163,4 @@ end:
 	}
 	od
 }
+#endif

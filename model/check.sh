@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # Checks the Promela model of idem's protocol with spin.
 #
-# First the real model: every property, exhaustively, in each of the three
-# server designs. Then each mutant, a variant that brings back a known bug:
-# spin must find a counterexample, and it must break the property the bug
-# is about. Then the known limit (an effect outside the transaction), whose
+# First the real model: every property, exhaustively, in each server
+# design (LEASE, LEASE_TX, ADVISORY, PIPELINED: ADVISORY's claim sent with
+# the handler's first statement; REDIS in a section of its own). Then each
+# mutant, a variant that brings back a known bug: spin must find a
+# counterexample, and it must break the property the bug is about. Then
+# the known limit (an effect outside the transaction), whose
 # counterexample is printed, shortened to the steps of the story. The
 # second hop (-DPROVIDER: the handler calls a provider B, itself behind
 # idem, with a key derived from its own) is checked with the real model,
@@ -55,6 +57,8 @@ declare -A sign=(
 	[P1B]='assertion violated \(bfx\[k\]<=1\)'
 	[P2B]='assertion violated \(bfx\[k\]==1\)'
 	[P6]='assertion violated \(fp==ffp\[k\]\)'
+	[P1W]='assertion violated \(dbfx\[k\]<=1\)'
+	[EXT1]='assertion violated \(ext\[k\]<=1\)'
 )
 
 # check N NAME EXPECT MODE DEFINES... runs one search in its own directory
@@ -84,10 +88,11 @@ check() {
 		fi
 	} ; } 2>&1 | awk '{ printf "%.1f", $1 + $2 }')
 	[ -f pan.log ] && out=$(cat pan.log)
-	local secs states trans errors result ok=1
+	local secs states trans depth errors result ok=1
 	secs=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }')
 	states=$(grep -Eo '^ *[0-9.e+]+ states, stored' <<<"$out" | awk '{print $1}')
 	trans=$(grep -Eo '^ *[0-9.e+]+ transitions' <<<"$out" | awk '{print $1}')
+	depth=$(grep -Eo 'depth reached [0-9]+' <<<"$out" | awk '{print $3}')
 	errors=$(grep -Eo 'errors: [0-9]+' <<<"$out" | awk '{print $2}')
 	if [ ! -f pan.log ]; then
 		result="BROKEN"; ok=0   # the model or pan did not compile
@@ -104,7 +109,7 @@ check() {
 		result="OTHER"; ok=0   # a counterexample, but not to the property named
 	fi
 	{
-		printf '%-62s %-8s %10s %12s %6s %6s\n' "$name" "$result" "${states:-?}" "${trans:-?}" "$cpu" "$secs"
+		printf '%-62s %-8s %10s %12s %6s %6s %6s\n' "$name" "$result" "${states:-?}" "${trans:-?}" "${depth:-?}" "$cpu" "$secs"
 		if [ $ok = 0 ]; then
 			grep -E '^pan|errors:|Warning|rror' <<<"$out" | sed 's/^/    /'
 		fi
@@ -146,12 +151,13 @@ section() {
 
 start=$SECONDS
 echo "faults per run: $MAXF"
-printf '%-62s %-8s %10s %12s %6s %6s\n' "run" "result" "states" "transitions" "cpu s" "wall s"
+printf '%-62s %-8s %10s %12s %6s %6s %6s\n' "run" "result" "states" "transitions" "depth" "cpu s" "wall s"
 section "The real model: P1 P3 P4 P5 (assertions) and P2 (no operation lost)"
 for d in LEASE LEASE_TX ADVISORY; do
 	queue "$d: P1 P3 P4 P5" pass safety "-DDESIGN=$d"
 done
-for d in LEASE LEASE_TX ADVISORY; do
+queue "PIPELINED: P1 P1W P3 P4 P5" pass safety -DDESIGN=PIPELINED
+for d in LEASE LEASE_TX ADVISORY PIPELINED; do
 	queue "$d: P2, weak fairness" pass liveness "-DDESIGN=$d" "$other"
 	queue "$d: P2, weak fairness, time stands still" pass liveness "-DDESIGN=$d" "$other" -DNO_EXPIRY
 done
@@ -159,6 +165,8 @@ queue "ADVISORY, lookup in the lock's statement: the key keeps P1" pass safety \
 	-DDESIGN=ADVISORY -DMUT_SAME_STMT -DNO_P5
 queue "ADVISORY, no connection lost: the outside call is made once" pass safety \
 	-DDESIGN=ADVISORY -DOUTSIDE -DLIMIT -DNO_WCRASH -DNO_RESTART
+queue "PIPELINED, no connection lost: call after statement made once" pass safety \
+	-DDESIGN=PIPELINED -DOUTSIDE -DLIMIT -DNO_WCRASH -DNO_RESTART
 
 section "Redis: a failover loses what the master had not replicated"
 queue "REDIS, WaitReplicas: P1 P3 P4 P5 P6" pass safety -DDESIGN=REDIS -DWAIT_REPLICAS
@@ -166,10 +174,10 @@ queue "REDIS, WaitReplicas: P2, weak fairness" pass liveness -DDESIGN=REDIS -DWA
 queue "REDIS without WaitReplicas: an answered outcome lost -> P1" P1 safety -DDESIGN=REDIS
 
 section "The second hop: the handler calls provider B with a key derived from its own"
-for d in LEASE LEASE_TX ADVISORY; do
+for d in LEASE LEASE_TX ADVISORY PIPELINED; do
 	queue "$d + B: P1B P2B, and P1 P3 P4 P5" pass safety "-DDESIGN=$d" -DPROVIDER
 done
-for d in LEASE LEASE_TX ADVISORY; do
+for d in LEASE LEASE_TX ADVISORY PIPELINED; do
 	queue "$d + B: P2, weak fairness" pass liveness "-DDESIGN=$d" -DPROVIDER "$other"
 	queue "$d + B: P2, weak fairness, time stands still" pass liveness "-DDESIGN=$d" -DPROVIDER "$other" -DNO_EXPIRY
 done
@@ -199,12 +207,24 @@ for d in LEASE LEASE_TX ADVISORY; do
 done
 queue "the handler goes on without B's answer (LEASE_TX + B) -> P2B" P2B safety \
 	-DDESIGN=LEASE_TX -DPROVIDER -DMUT_B_UNCHECKED
+# The pipelined claim: its condition (no outside call before the first
+# statement returned), and PostgreSQL's skip of a pipeline after an error.
+queue "a call before the first statement (PIPELINED) -> EXT1" EXT1 safety \
+	-DDESIGN=PIPELINED -DOUTSIDE -DLIMIT -DNO_WCRASH -DNO_RESTART -DMUT_OUTSIDE_FIRST
+queue "the statement not skipped after a raise (PIPELINED) -> P5" P5 safety \
+	-DDESIGN=PIPELINED -DMUT_NO_SKIP
+queue "the same, P5 off: its write commits on its own -> P1W" P1W safety \
+	-DDESIGN=PIPELINED -DMUT_NO_SKIP -DNO_P5
+queue "guard in the lock's statement (PIPELINED) -> P5" P5 safety -DDESIGN=PIPELINED -DMUT_SAME_STMT
+queue "replay ignores the fingerprint (PIPELINED) -> P3" P3 safety -DDESIGN=PIPELINED -DMUT_REPLAY_NO_FP
 
 section "Known limit: a call the handler makes outside the transaction can repeat"
 queue "LEASE, no crash, no restart: a worker paused past its lease" LIMIT shortest \
 	-DDESIGN=LEASE -DLIMIT -DNO_WCRASH -DNO_RESTART -DNO_OTHER
 queue "ADVISORY, no crash: a connection lost under a live worker" LIMIT shortest \
 	-DDESIGN=ADVISORY -DOUTSIDE -DLIMIT -DNO_WCRASH -DNO_OTHER
+queue "PIPELINED, no crash: a connection lost after the statement" LIMIT shortest \
+	-DDESIGN=PIPELINED -DOUTSIDE -DLIMIT -DNO_WCRASH -DNO_OTHER
 
 wait
 show

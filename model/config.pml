@@ -8,6 +8,8 @@
 #define ADVISORY 3
 #define REDIS    4   /* LEASE on Redis: an outcome is replicated asynchronously
                       * unless -DWAIT_REPLICAS (Options.WaitReplicas) */
+#define PIPELINED 5  /* ADVISORY with the claim pipelined with the handler's
+                      * first statement */
 #ifndef DESIGN
 #define DESIGN LEASE_TX
 #endif

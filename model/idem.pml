@@ -6,7 +6,7 @@
  * same body, which must never get scope 0's answer, or in scope 0 with
  * another body, which must get 422 or run on its own. A bounded network
  * loses, duplicates and reorders requests and loses answers. Two server
- * workers run one of three designs (-DDESIGN=...):
+ * workers run one of five designs (-DDESIGN=...):
  *
  *   LEASE     a claim row with a lease; the work runs outside the store and
  *             its outcome is stored by a fenced Complete (memstore, pgstore);
@@ -17,7 +17,11 @@
  *   ADVISORY  no claim row: one transaction takes pg_try_advisory_xact_lock
  *             on (scope, key), looks the record up in its next statement,
  *             runs the work and inserts the record (the design evaluated
- *             for pgstore's transactional mode).
+ *             for pgstore's transactional mode);
+ *   PIPELINED ADVISORY with no round trip at claim time: the handler starts
+ *             at once, and its first statement goes in one pipeline with
+ *             BEGIN, a lock that raises when not taken and a guard that
+ *             raises on a completed record (pgstore's pipelined claim).
  *
  * At most MAXF faults in one run: a request lost or duplicated, an answer
  * lost, a client crash, a worker crash, a database restart (open
@@ -61,7 +65,7 @@ bit  dfp[NS], dlap[NS];
  * claim of a free key); a takeover keeps it. dffp is its durable copy. */
 bit  ffp[NS], dffp[NS];
 byte ntok[NS];                    /* tokens handed out, per key */
-byte lock[NS];                    /* ADVISORY: 1 + the worker holding the lock */
+byte lock[NS];                    /* ADVISORY, PIPELINED: 1 + the worker holding the lock */
 
 /* ---- the workers ---------------------------------------------------- */
 byte wsrc[NW];   /* 1 + source of the request being served, 0 when idle */
@@ -103,8 +107,11 @@ bit  calm;           /* no more faults from here on (liveness runs) */
 #ifdef PROVIDER
 #include "provider.pml"
 #endif
-#if DESIGN == ADVISORY
+#if DESIGN == ADVISORY || DESIGN == PIPELINED
 #include "advisory.pml"
+#if DESIGN == PIPELINED
+#include "pipelined.pml"
+#endif
 #else
 #include "lease.pml"
 #endif

@@ -7,8 +7,13 @@
  *                           committed, for the same request (fingerprint);
  *   P4 (client.pml)         an answer never crosses scopes;
  *   P5 (lease.pml,          one holder at a time: a claim never takes a
- *       advisory.pml)       key another worker holds; a lock holder never
- *                           runs the handler for a key already answered.
+ *       advisory.pml,       key another worker holds; a lock holder never
+ *       pipelined.pml)      runs the handler for a key already answered;
+ *                           in PIPELINED the handler's statement executes
+ *                           only for the lock's holder, on a key not
+ *                           answered;
+ *   P1W (pipelined.pml)     PIPELINED: the handler's database writes of one
+ *                           (scope, key) commit at most once.
  *
  * With the second hop (-DPROVIDER, provider.pml), the handler's call to a
  * provider B that is itself protected by idem:
@@ -24,7 +29,9 @@
  *
  * LIMIT (-DLIMIT -DOUTSIDE) asserts that the handler's call outside the
  * transaction is made at most once; it does not hold, and check.sh keeps
- * the counterexample.
+ * the counterexample. In PIPELINED with no connection lost, it holds for a
+ * call made after the handler's first statement returned, and fails for
+ * one made before it (MUT_OUTSIDE_FIRST): check.sh names it EXT1 there.
  */
 
 #define TERM (jd == COMPLETED || jd == FAILED || jd == REFUSED || jd == EXPIRED)
