@@ -39,161 +39,53 @@ func benchServerT(b testing.TB) string {
 	return srv.URL
 }
 
-// BenchmarkPost compares one 1 KiB POST through go-retryablehttp and
-// through idem, against the same loopback server; run with -benchmem and
-// compare allocs/op side by side.
-func BenchmarkPost(b *testing.B) {
-	url := benchServer(b)
-	b.Run("retryablehttp", func(b *testing.B) {
-		rc := &retryablehttp.Client{HTTPClient: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}, RetryMax: 4,
-			CheckRetry: retryablehttp.DefaultRetryPolicy, Backoff: retryablehttp.DefaultBackoff}
-		b.ReportAllocs()
-		for b.Loop() {
-			req, _ := retryablehttp.NewRequest(http.MethodPost, url, benchBody)
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := rc.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-	})
-	b.Run("idem", func(b *testing.B) {
-		c, _ := New(Options{})
-		b.ReportAllocs()
-		for b.Loop() {
-			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(benchBody))
-			req.Header.Set("Content-Type", "application/json")
-			if _, err := c.Do(req); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("idem-observer", func(b *testing.B) {
-		// Every hook set, doing nothing: what the calls to an Observer cost.
-		c, _ := New(Options{Observer: &Observer{
-			OperationStart:  func(ctx context.Context, _ OperationStartInfo) context.Context { return ctx },
-			OperationEnd:    func(context.Context, OperationEndInfo) {},
-			Attempt:         func(context.Context, AttemptInfo) {},
-			Retry:           func(context.Context, RetryInfo) {},
-			BudgetExhausted: func(context.Context, BudgetInfo) {},
-		}})
-		b.ReportAllocs()
-		for b.Loop() {
-			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(benchBody))
-			req.Header.Set("Content-Type", "application/json")
-			if _, err := c.Do(req); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-	b.Run("idem-journal", func(b *testing.B) {
-		j, err := OpenJournal(filepath.Join(b.TempDir(), "j"), JournalOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer j.Close()
-		c, _ := New(Options{Journal: j})
-		b.ReportAllocs()
-		for b.Loop() {
-			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(benchBody))
-			req.Header.Set("Content-Type", "application/json")
-			if _, err := c.Do(req); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
-}
-
-// BenchmarkPostLatency times one 1 KiB POST through go-retryablehttp and
-// one through idem without a journal, turn about, against the same
-// loopback server, and reports each one's median latency and their ratio
-// (p50-ratio: idem's over go-retryablehttp's). Taking turns puts both
-// under the same load, whatever else the machine is doing.
-func BenchmarkPostLatency(b *testing.B) {
-	url := benchServer(b)
-	rc := &retryablehttp.Client{HTTPClient: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}, RetryMax: 4,
+// postRetryablehttp returns a POST of benchBody to url through
+// go-retryablehttp, over rt (nil: a clone of http.DefaultTransport), its
+// response's body read and closed.
+func postRetryablehttp(url string, rt http.RoundTripper) func() error {
+	if rt == nil {
+		rt = http.DefaultTransport.(*http.Transport).Clone()
+	}
+	rc := &retryablehttp.Client{HTTPClient: &http.Client{Transport: rt}, RetryMax: 4,
 		CheckRetry: retryablehttp.DefaultRetryPolicy, Backoff: retryablehttp.DefaultBackoff}
-	c, _ := New(Options{})
-	viaRetryablehttp := func() {
+	return func() error {
 		req, _ := retryablehttp.NewRequest(http.MethodPost, url, benchBody)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := rc.Do(req)
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
 		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
+		return resp.Body.Close()
 	}
-	viaIdem := func() {
+}
+
+// postIdem returns a POST of benchBody to url through c.
+func postIdem(url string, c *Client) func() error {
+	return func() error {
 		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(benchBody))
 		req.Header.Set("Content-Type", "application/json")
-		if _, err := c.Do(req); err != nil {
-			b.Fatal(err)
-		}
+		_, err := c.Do(req)
+		return err
 	}
-	for range 100 { // connections made, pools filled
-		viaRetryablehttp()
-		viaIdem()
-	}
-	var theirs, ours []time.Duration
-	for i := 0; b.Loop(); i++ {
-		first, second, fl, sl := viaRetryablehttp, viaIdem, &theirs, &ours
-		if i%2 == 1 { // neither always goes first
-			first, second, fl, sl = viaIdem, viaRetryablehttp, &ours, &theirs
-		}
-		start := time.Now()
-		first()
-		mid := time.Now()
-		second()
-		*fl, *sl = append(*fl, mid.Sub(start)), append(*sl, time.Since(mid))
-	}
-	median := func(d []time.Duration) time.Duration {
-		slices.Sort(d)
-		return d[len(d)/2]
-	}
-	t, o := median(theirs), median(ours)
-	b.ReportMetric(float64(t.Nanoseconds())/1e3, "retryablehttp-p50-µs")
-	b.ReportMetric(float64(o.Nanoseconds())/1e3, "idem-p50-µs")
-	b.ReportMetric(float64(o)/float64(t), "p50-ratio")
 }
 
-// BenchmarkPostFloor puts BenchmarkPostLatency's two POSTs beside a
-// floor: the least any client that makes idem's promise without a journal
-// does to a POST, by hand, over the same net/http Client machinery. It
-// reads the request body into memory (to send the same bytes on every
-// attempt) in one read of its known length, mints a UUIDv7 key, copies the
-// header map to add the key header, sends the request through an
-// http.Client, and reads the whole response body in one read of its known
-// length, with no retry loop, no attempt deadline and no budget.
-// The three take turns, each first in its turn, against one loopback
-// server, and the benchmark reports each median and floor-ratio (the
-// floor's over go-retryablehttp's: what no design of idem's client can go
-// under) and idem-floor-ratio (idem's over the floor's: what idem's own
-// machinery costs).
-func BenchmarkPostFloor(b *testing.B) {
-	url := benchServer(b)
-	rc := &retryablehttp.Client{HTTPClient: &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}, RetryMax: 4,
-		CheckRetry: retryablehttp.DefaultRetryPolicy, Backoff: retryablehttp.DefaultBackoff}
+// postFloor returns the least any client that makes idem's promise
+// without a journal does to a POST of benchBody to url, by hand, over the
+// same net/http Client machinery: it reads the request body into memory
+// (to send the same bytes on every attempt) in one read of its known
+// length, mints a UUIDv7 key, copies the header map to add the key
+// header, sends the request through an http.Client, and reads the whole
+// response body in one read of its known length, with no retry loop, no
+// attempt deadline and no budget.
+func postFloor(url string) func() error {
 	hc := &http.Client{Transport: http.DefaultTransport.(*http.Transport).Clone()}
-	c, _ := New(Options{})
-	viaRetryablehttp := func() {
-		req, _ := retryablehttp.NewRequest(http.MethodPost, url, benchBody)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := rc.Do(req)
-		if err != nil {
-			b.Fatal(err)
-		}
-		io.Copy(io.Discard, resp.Body)
-		resp.Body.Close()
-	}
-	viaFloor := func() {
+	return func() error {
 		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(benchBody))
 		req.Header.Set("Content-Type", "application/json")
 		body := make([]byte, req.ContentLength) // known: one exact read
 		if _, err := io.ReadFull(req.Body, body); err != nil {
-			b.Fatal(err)
+			return err
 		}
 		h := req.Header.Clone()
 		h["Idempotency-Key"] = []string{NewKey()}
@@ -201,89 +93,156 @@ func BenchmarkPostFloor(b *testing.B) {
 		sent.Header, sent.Body = h, io.NopCloser(bytes.NewReader(body))
 		resp, err := hc.Do(sent)
 		if err != nil {
-			b.Fatal(err)
+			return err
 		}
 		if _, err := io.ReadFull(resp.Body, make([]byte, resp.ContentLength)); err != nil {
-			b.Fatal(err)
+			return err
 		}
-		resp.Body.Close()
+		return resp.Body.Close()
 	}
-	viaIdem := func() {
-		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(benchBody))
-		req.Header.Set("Content-Type", "application/json")
-		if _, err := c.Do(req); err != nil {
-			b.Fatal(err)
-		}
+}
+
+// benchJournal returns a journal in a new file, closed when b ends.
+func benchJournal(b *testing.B) *Journal {
+	j, err := OpenJournal(filepath.Join(b.TempDir(), "j"), JournalOptions{})
+	if err != nil {
+		b.Fatal(err)
 	}
-	posts := [3]func(){viaRetryablehttp, viaFloor, viaIdem}
+	b.Cleanup(func() { j.Close() })
+	return j
+}
+
+func newBenchClient(b testing.TB, o Options) *Client {
+	c, err := New(o)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return c
+}
+
+// BenchmarkPost compares one 1 KiB POST through go-retryablehttp and
+// through idem (alone, with every Observer hook set doing nothing, and
+// with a journal), over two transports; run with -benchmem and compare
+// allocs/op side by side:
+//
+//   - loopback: to a loopback server, what a caller sees.
+//   - in-process: to loopTransport (see TestPostAllocations), without a
+//     network, so that what is timed is the client's own work, with none
+//     of a loopback server's and a connection's goroutines to add noise.
+//     cpu-µs/op counts the garbage collector's work too.
+func BenchmarkPost(b *testing.B) {
+	for _, tr := range []struct {
+		name      string
+		url       func(*testing.B) string
+		transport func() http.RoundTripper // nil: each client's default
+		cpu       bool                     // report cpu-µs/op
+	}{
+		{name: "loopback", url: benchServer, transport: func() http.RoundTripper { return nil }},
+		{name: "in-process", url: func(*testing.B) string { return "http://api.test/charges" },
+			transport: func() http.RoundTripper { return loopTransport{} }, cpu: true},
+	} {
+		b.Run(tr.name, func(b *testing.B) {
+			url := tr.url(b)
+			run := func(b *testing.B, post func() error) {
+				b.ReportAllocs()
+				if tr.cpu {
+					defer reportCPU(b, processCPU())
+				}
+				for b.Loop() {
+					if err := post(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
+			b.Run("retryablehttp", func(b *testing.B) { run(b, postRetryablehttp(url, tr.transport())) })
+			b.Run("idem", func(b *testing.B) { run(b, postIdem(url, newBenchClient(b, Options{Transport: tr.transport()}))) })
+			b.Run("idem-observer", func(b *testing.B) {
+				// Every hook set, doing nothing: what the calls to an
+				// Observer cost.
+				obs := &Observer{
+					OperationStart:  func(ctx context.Context, _ OperationStartInfo) context.Context { return ctx },
+					OperationEnd:    func(context.Context, OperationEndInfo) {},
+					Attempt:         func(context.Context, AttemptInfo) {},
+					Retry:           func(context.Context, RetryInfo) {},
+					BudgetExhausted: func(context.Context, BudgetInfo) {},
+				}
+				run(b, postIdem(url, newBenchClient(b, Options{Observer: obs, Transport: tr.transport()})))
+			})
+			b.Run("idem-journal", func(b *testing.B) {
+				run(b, postIdem(url, newBenchClient(b, Options{Journal: benchJournal(b), Transport: tr.transport()})))
+			})
+		})
+	}
+}
+
+// BenchmarkPostLatency times 1 KiB POSTs to one loopback server through
+// clients that take turns, each going first in one turn of every round,
+// so that all are under the same load whatever else the machine is
+// doing, and reports each one's median latency (<client>-p50-µs) and
+// ratios of them. The clients are made and warmed once, for both
+// sub-benchmarks:
+//
+//   - retryablehttp-idem: go-retryablehttp and idem without a journal;
+//     p50-ratio is idem's over go-retryablehttp's.
+//   - retryablehttp-floor-idem: the two beside a floor (see postFloor),
+//     the least any client that makes idem's promise without a journal
+//     does; floor-ratio is the floor's over go-retryablehttp's (what no
+//     design of idem's client can go under), idem-floor-ratio idem's over
+//     the floor's (what idem's own machinery costs).
+func BenchmarkPostLatency(b *testing.B) {
+	url := benchServer(b)
+	theirs, floor, ours := postRetryablehttp(url, nil), postFloor(url), postIdem(url, newBenchClient(b, Options{}))
 	for range 100 { // connections made, pools filled
-		for _, post := range posts {
-			post()
+		for _, post := range []func() error{theirs, floor, ours} {
+			if err := post(); err != nil {
+				b.Fatal(err)
+			}
 		}
 	}
-	var took [3][]time.Duration
+	µs := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+	b.Run("retryablehttp-idem", func(b *testing.B) {
+		p50 := inTurns(b, theirs, ours)
+		b.ReportMetric(µs(p50[0]), "retryablehttp-p50-µs")
+		b.ReportMetric(µs(p50[1]), "idem-p50-µs")
+		b.ReportMetric(float64(p50[1])/float64(p50[0]), "p50-ratio")
+	})
+	b.Run("retryablehttp-floor-idem", func(b *testing.B) {
+		p50 := inTurns(b, theirs, floor, ours)
+		b.ReportMetric(µs(p50[0]), "retryablehttp-p50-µs")
+		b.ReportMetric(µs(p50[1]), "floor-p50-µs")
+		b.ReportMetric(µs(p50[2]), "idem-p50-µs")
+		b.ReportMetric(float64(p50[1])/float64(p50[0]), "floor-ratio")
+		b.ReportMetric(float64(p50[2])/float64(p50[1]), "idem-floor-ratio")
+	})
+}
+
+// inTurns makes posts in turns until b.Loop is done, each going first in
+// one turn of every len(posts), and returns each one's median latency.
+func inTurns(b *testing.B, posts ...func() error) []time.Duration {
+	took := make([][]time.Duration, len(posts))
 	for i := 0; b.Loop(); i++ {
-		for j := range 3 {
-			k := (i + j) % 3 // each goes first in one turn of three
+		for j := range posts {
+			k := (i + j) % len(posts)
 			start := time.Now()
-			posts[k]()
+			if err := posts[k](); err != nil {
+				b.Fatal(err)
+			}
 			took[k] = append(took[k], time.Since(start))
 		}
 	}
-	median := func(d []time.Duration) time.Duration {
+	p50 := make([]time.Duration, len(posts))
+	for k, d := range took {
 		slices.Sort(d)
-		return d[len(d)/2]
+		p50[k] = d[len(d)/2]
 	}
-	theirs, floor, ours := median(took[0]), median(took[1]), median(took[2])
-	b.ReportMetric(float64(theirs.Nanoseconds())/1e3, "retryablehttp-p50-µs")
-	b.ReportMetric(float64(floor.Nanoseconds())/1e3, "floor-p50-µs")
-	b.ReportMetric(float64(ours.Nanoseconds())/1e3, "idem-p50-µs")
-	b.ReportMetric(float64(floor)/float64(theirs), "floor-ratio")
-	b.ReportMetric(float64(ours)/float64(floor), "idem-floor-ratio")
-}
-
-// BenchmarkPostCPU is BenchmarkPost without a network: the POSTs go to
-// loopTransport (see TestPostAllocations), so what is timed is the
-// client's own work, with none of a loopback server's and a connection's
-// goroutines to add noise. cpu-µs/op counts the garbage collector's work
-// too.
-func BenchmarkPostCPU(b *testing.B) {
-	const url = "http://api.test/charges"
-	b.Run("retryablehttp", func(b *testing.B) {
-		rc := &retryablehttp.Client{HTTPClient: &http.Client{Transport: loopTransport{}}, RetryMax: 4,
-			CheckRetry: retryablehttp.DefaultRetryPolicy, Backoff: retryablehttp.DefaultBackoff}
-		b.ReportAllocs()
-		defer reportCPU(b, processCPU())
-		for b.Loop() {
-			req, _ := retryablehttp.NewRequest(http.MethodPost, url, benchBody)
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := rc.Do(req)
-			if err != nil {
-				b.Fatal(err)
-			}
-			io.Copy(io.Discard, resp.Body)
-			resp.Body.Close()
-		}
-	})
-	b.Run("idem", func(b *testing.B) {
-		c, _ := New(Options{Transport: loopTransport{}})
-		b.ReportAllocs()
-		defer reportCPU(b, processCPU())
-		for b.Loop() {
-			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(benchBody))
-			req.Header.Set("Content-Type", "application/json")
-			if _, err := c.Do(req); err != nil {
-				b.Fatal(err)
-			}
-		}
-	})
+	return p50
 }
 
 // TestPostAllocations holds the client to its allocation budget: a POST
 // through idem without a journal makes at most 15 allocations more than
-// the same POST through go-retryablehttp (BenchmarkPost counts them
-// against a loopback server, server's included: about 14 more). Here the
-// POSTs go to loopTransport, which does to a request what net/http's
+// the same POST through go-retryablehttp (BenchmarkPost/loopback counts
+// them against a loopback server, the server's included: about 14 more).
+// Here the POSTs go to loopTransport, which does to a request what net/http's
 // Transport does that matters to the count (it derives the request's
 // context, reads the body, reports the write to the client trace) and
 // nothing that depends on timing, so the counts are the same on every
@@ -298,28 +257,8 @@ func TestPostAllocations(t *testing.T) {
 	}
 	const budget = 12
 	const url = "http://api.test/charges"
-	rc := &retryablehttp.Client{HTTPClient: &http.Client{Transport: loopTransport{}}, RetryMax: 4,
-		CheckRetry: retryablehttp.DefaultRetryPolicy, Backoff: retryablehttp.DefaultBackoff}
-	c, err := New(Options{Transport: loopTransport{}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	viaRetryablehttp := func() error {
-		req, _ := retryablehttp.NewRequest(http.MethodPost, url, benchBody)
-		req.Header.Set("Content-Type", "application/json")
-		resp, err := rc.Do(req)
-		if err != nil {
-			return err
-		}
-		io.Copy(io.Discard, resp.Body)
-		return resp.Body.Close()
-	}
-	viaIdem := func() error {
-		req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(benchBody))
-		req.Header.Set("Content-Type", "application/json")
-		_, err := c.Do(req)
-		return err
-	}
+	viaRetryablehttp := postRetryablehttp(url, loopTransport{})
+	viaIdem := postIdem(url, newBenchClient(t, Options{Transport: loopTransport{}}))
 	perPost := func(post func() error) float64 {
 		const n = 1000
 		least := math.Inf(1)
@@ -415,44 +354,14 @@ func BenchmarkPostParallel(b *testing.B) {
 			}
 		})
 	}
-	b.Run("retryablehttp", func(b *testing.B) {
-		rc := &retryablehttp.Client{HTTPClient: &http.Client{Transport: transport()}, RetryMax: 4,
-			CheckRetry: retryablehttp.DefaultRetryPolicy, Backoff: retryablehttp.DefaultBackoff}
-		parallel(b, func() error {
-			req, _ := retryablehttp.NewRequest(http.MethodPost, url, benchBody)
-			req.Header.Set("Content-Type", "application/json")
-			resp, err := rc.Do(req)
-			if err != nil {
-				return err
-			}
-			io.Copy(io.Discard, resp.Body)
-			return resp.Body.Close()
-		})
-	})
-	b.Run("idem", func(b *testing.B) {
-		c, _ := New(Options{Transport: transport()})
-		parallel(b, func() error {
-			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(benchBody))
-			req.Header.Set("Content-Type", "application/json")
-			_, err := c.Do(req)
-			return err
-		})
-	})
+	b.Run("retryablehttp", func(b *testing.B) { parallel(b, postRetryablehttp(url, transport())) })
+	b.Run("idem", func(b *testing.B) { parallel(b, postIdem(url, newBenchClient(b, Options{Transport: transport()}))) })
 	b.Run("idem-journal", func(b *testing.B) {
-		j, err := OpenJournal(filepath.Join(b.TempDir(), "j"), JournalOptions{})
-		if err != nil {
-			b.Fatal(err)
-		}
-		defer j.Close()
-		c, _ := New(Options{Journal: j, Transport: transport()})
+		j := benchJournal(b)
+		post := postIdem(url, newBenchClient(b, Options{Journal: j, Transport: transport()}))
 		commits, stats, busy := j.commits.Load(), j.db.Stats().TxStats, j.commitTime.Load()
 		began := time.Now()
-		parallel(b, func() error {
-			req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(benchBody))
-			req.Header.Set("Content-Type", "application/json")
-			_, err := c.Do(req)
-			return err
-		})
+		parallel(b, post)
 		reportCommits(b, j, commits, stats)
 		// The committer's share of the run: near 1, it is the limit.
 		b.ReportMetric(float64(j.commitTime.Load()-busy)/float64(time.Since(began)), "committer-busy")
