@@ -84,6 +84,12 @@ const DefaultTakeover = 30 * time.Second
 // with [server.ErrLeaseLost], but effects outside the database happen
 // twice). Drain the old processes before the new ones take requests.
 //
+// With Options.PipelineClaim, ClaimWork takes a connection and answers
+// Acquired without a round trip; the claim goes with the handler's first
+// statement (see the Pipelined claim section of the package
+// documentation), and the Work's Commit or Rollback returns a
+// [*server.ClaimRefused] if it was refused.
+//
 // The returned context is nil, as the Work is, when the key is not
 // acquired. A cancelled ctx returns its error wrapped.
 func (s *Store) ClaimWork(ctx context.Context, k server.Key, fingerprint string) (server.Claim, context.Context, server.Work, error) {
@@ -97,6 +103,11 @@ func (s *Store) ClaimWork(ctx context.Context, k server.Key, fingerprint string)
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return server.Claim{}, nil, nil, translate(ctx, "claim", err)
+	}
+	if s.opts.PipelineClaim {
+		if w := s.deferClaim(conn, k, fingerprint); w != nil {
+			return server.Claim{Acquired: true}, context.WithValue(ctx, txKey{}, w.tx), w, nil
+		}
 	}
 	locked, row, found, err := s.lockAndLookup(ctx, conn, k)
 	if err != nil {

@@ -63,6 +63,11 @@
 // round trip when the pool prepares statements (pgx's default): it checks
 // whether a connection pooler is in between (see Connection poolers).
 //
+// With Options.PipelineClaim (see Pipelined claim) ClaimWork costs no
+// round trip: the claim goes with the handler's first statement, and a
+// new key costs two round trips in all, a refused repeat two (the claim
+// with the statement; ROLLBACK with the lookup).
+//
 // A claim that meets a row inserted by a transaction still in progress
 // waits for it (ON CONFLICT does), then runs again, at most a few times, to
 // see what that transaction left.
@@ -188,6 +193,41 @@
 // Without a transaction (a Store not in transactional mode, a request
 // without a key on an Optional route), Tx reports false and returns a
 // transaction whose statements fail with [ErrNoTx].
+//
+// # Pipelined claim
+//
+// With Options.PipelineClaim, in transactional mode, ClaimWork answers at
+// once, and the claim is sent in one round trip with the handler's first
+// statement through [Tx]: BEGIN, the key's lock, a guard over its record,
+// then the statement. The lock and the guard raise an error when the
+// claim does not hold (the lock is another transaction's, or the record
+// is completed or running), and PostgreSQL skips the statements after an
+// error, so the handler's statement runs only for the request that holds
+// the key, in its transaction. A new key then costs a round trip less.
+//
+// A refused claim fails the statement with [ErrNotClaimed], and every
+// later one. The handler returns (its answer does not matter); nothing of
+// its work commits, and the middleware answers the request as its claim:
+// 409 while the first runs (even in the middleware's wait mode), a
+// replay of the first's outcome, 422 for another body. A statement that
+// cannot share the claim's round trip (an Exec without arguments, which
+// may hold several statements; a statement with a query option; COPY; a
+// savepoint; large objects) is sent after the claim alone, and a handler
+// that sends no statement has its claim sent before the outcome is
+// recorded. A first statement PostgreSQL refuses to prepare (a syntax
+// error) runs nothing, the claim with it, and the claim goes with the
+// next. Keys that are not ASCII, in a database whose encoding is not
+// UTF-8, and the Store's first claim, are claimed before the handler runs,
+// as without the option.
+//
+// The mode is safe only for handlers that make no effect outside the
+// database before their first statement through Tx has returned without
+// error: every repeat runs the handler up to that statement, and an
+// effect before it (a provider called, a message sent) is made once per
+// request. After it, the key is held, and outside effects are as safe as
+// without the option. A handler that must call out first keeps the
+// default. The protocol is model-checked (model/, design PIPELINED),
+// with the mutant that calls out first.
 //
 // # Takeover
 //

@@ -111,6 +111,26 @@ type Options struct {
 	// keep it above the work limit. Negative: the session's setting
 	// stands.
 	IdleInTransaction time.Duration
+
+	// PipelineClaim, in transactional mode, sends the key's claim in one
+	// round trip with the handler's first statement through [Tx], rather
+	// than before the handler runs: [Store.ClaimWork] answers at once,
+	// and the statement runs only if the claim holds, in the claim's
+	// transaction. A new key then costs one round trip less. If the
+	// claim is refused (the key is in flight, or its outcome recorded),
+	// the statement fails with [ErrNotClaimed], so does every later one,
+	// nothing of the work commits, and the middleware answers the request
+	// as its claim, throwing away the handler's answer. A repeat costs a
+	// round trip more than without it, and is answered 409 at once while
+	// the first runs, even in the middleware's wait mode.
+	//
+	// It is safe only for handlers whose effects are all in the
+	// database, or made after their first statement through Tx returned
+	// without error: an effect made before (a call to a provider, a
+	// message sent) is made again by every repeat, each of which runs the
+	// handler up to its first statement. See the Pipelined claim section
+	// of the package documentation. Default false.
+	PipelineClaim bool
 }
 
 // ErrTableName is wrapped by the error of [New], [Open] and [Schema] for

@@ -60,6 +60,12 @@ type queries struct {
 	insert    string
 	record    string
 
+	// The statements of the pipelined claim (see pipeline.go).
+	lockOrRefuse string
+	guard        string
+	seen         string
+	tableOID     string
+
 	// workSettings, run after begin by BeginWork, sets what the work's
 	// transaction needs for itself (Options.IdleInTransaction); empty when
 	// there is nothing to set. ClaimWork's lock statement sets the same.
@@ -81,6 +87,13 @@ const lockKey = `('x' || encode(substr(sha256(convert_to(
 // PostgreSQL skips the COMMIT pipelined after the statement and the
 // business writes roll back with it.
 const fenceFailed = "22012"
+
+// claimRefused is the SQLSTATE the pipelined claim's lock and guard
+// statements raise when the claim does not hold: division_by_zero, from
+// a "1 / 0" computed from the lock's or the record's state. As the
+// fence's, the error aborts the transaction, so that PostgreSQL skips the
+// handler's statements pipelined after them.
+const claimRefused = "22012"
 
 // uniqueViolation is the SQLSTATE of the insert statement when a record
 // of its key exists: its fence is the primary key.
@@ -249,6 +262,33 @@ SELECT count(*) FROM gone WHERE gone.async`,
 		q.workSettings = `SELECT ` + settingsColumn(idle)
 	}
 
+	// lockOrRefuse: $1 the lock's key, $2 the table's OID as last seen.
+	// The lock statement of the pipelined claim: it takes the lock, and
+	// sets the work's settings, as lock does, and raises claimRefused if
+	// the lock is held by another transaction or the table's OID is not
+	// $2 (the key computed from an old OID locks nothing of use). A
+	// comparison that is false when the statement is planned makes the
+	// division constant, and PostgreSQL raises it while planning: the
+	// same error of the same statement.
+	q.lockOrRefuse = `SELECT 1 / (CASE WHEN '{{table}}'::regclass::oid = $2::oid THEN pg_try_advisory_xact_lock($1) ELSE false END)::integer,
+       ` + settingsColumn(append(takeoverSettings(opts.Takeover), idle...))
+	// guard: $1 scope, $2 key, $3 fingerprint. The lookup of the
+	// pipelined claim, a statement after the lock for lookup's reason: it
+	// raises claimRefused if the key's row is one the claim does not get,
+	// and otherwise returns nothing (no row for a new key, or a row the
+	// work may replace: a completed record past its retention, or a lapsed
+	// lease with this fingerprint). seen, after it, returns the token of
+	// that row, as ClaimWork's lookup would find it. The guard returns no
+	// rows so that the claim's one failure comes from a statement whose
+	// results pgx reads without rows (see sendClaim).
+	q.guard = `SELECT 1 / (NOT EXISTS (
+    SELECT FROM {{table}}
+    WHERE scope = $1 AND key = $2
+      AND NOT (expires_at < statement_timestamp() AND (state = 'completed' OR fingerprint = $3))
+))::integer`
+	q.seen = `SELECT token FROM {{table}} WHERE scope = $1 AND key = $2`
+	q.tableOID = `SELECT '{{table}}'::regclass::oid`
+
 	// lookup: $1 scope, $2 key. The key's record, if any, read by the
 	// statement after lock: under READ COMMITTED each statement takes its
 	// own snapshot when it starts, and this one starts after the lock was
@@ -316,6 +356,10 @@ SELECT 1 / count(*)::integer FROM done WHERE done.sync`
 	q.stats, q.running = statsQueries(t.quoted)
 	q.insert = r.Replace(q.insert)
 	q.record = r.Replace(q.record)
+	q.lockOrRefuse = r.Replace(q.lockOrRefuse)
+	q.guard = r.Replace(q.guard)
+	q.seen = r.Replace(q.seen)
+	q.tableOID = r.Replace(q.tableOID)
 	return q
 }
 

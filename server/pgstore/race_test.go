@@ -51,18 +51,23 @@ func TestRaceOneCharge(t *testing.T) {
 	t.Parallel()
 
 	for _, tc := range []struct {
-		name   string
-		leased bool
+		name      string
+		leased    bool
+		pipelined bool
 	}{
-		{"middleware, claimed by the work's transaction", false},
-		{"middleware, claimed under a lease", true},
+		{"middleware, claimed by the work's transaction", false, false},
+		{"middleware, claimed under a lease", true, false},
+		{"middleware, claim pipelined with the charge", false, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			svc := newService(t)
 			var store server.Store // the service's own: ClaimWork
-			if tc.leased {
+			switch {
+			case tc.leased:
 				store = leasedStore(svc.store)
+			case tc.pipelined:
+				store = pipelinedStore(t, svc)
 			}
 			svc.serveIdem(t, store, server.Options{}, func(w http.ResponseWriter, r *http.Request) {
 				if err := svc.chargeTx(r, 1000); err != nil {

@@ -88,6 +88,9 @@ func Tx(ctx context.Context) (DBTX, bool) {
 type workTx struct {
 	conn *pgx.Conn
 	g    guard
+	// w is the work, when its claim is sent with the first statement
+	// (Options.PipelineClaim); nil otherwise.
+	w *txWork
 
 	// savepoints numbers the savepoints of Begin; lo is the transaction
 	// behind LargeObjects, opened on first use. Both are used only from
@@ -114,6 +117,9 @@ func (t *workTx) Begin(ctx context.Context) (pgx.Tx, error) {
 		return nil, err
 	}
 	defer t.g.mu.Unlock()
+	if err := t.claimFirst(ctx); err != nil {
+		return nil, err
+	}
 	t.savepoints++
 	name := "idem_sp_" + strconv.FormatInt(t.savepoints, 10)
 	if _, err := t.conn.Exec(ctx, "SAVEPOINT "+name); err != nil {
@@ -127,7 +133,37 @@ func (t *workTx) Exec(ctx context.Context, sql string, args ...any) (pgconn.Comm
 		return pgconn.CommandTag{}, err
 	}
 	defer t.g.mu.Unlock()
+	switch deferred, err := t.deferred(); {
+	case err != nil:
+		return pgconn.CommandTag{}, err
+	case deferred && batchable(args):
+		b := t.w.claimBatch()
+		b.Queue(sql, args...)
+		br, err := t.w.sendClaim(ctx, b)
+		if err != nil {
+			return pgconn.CommandTag{}, err
+		}
+		tag, err := br.Exec()
+		if cerr := br.Close(); err == nil {
+			err = cerr
+		}
+		return tag, err
+	case deferred:
+		if err := t.w.claim(ctx); err != nil {
+			return pgconn.CommandTag{}, err
+		}
+	}
 	return t.conn.Exec(ctx, sql, args...)
+}
+
+// claimFirst sends the work's claim alone if it is still to be sent, for
+// a statement that does not carry it.
+func (t *workTx) claimFirst(ctx context.Context) error {
+	deferred, err := t.deferred()
+	if deferred {
+		err = t.w.claim(ctx)
+	}
+	return err
 }
 
 // Query holds the guard until the rows close: close them (or read them to
@@ -136,10 +172,42 @@ func (t *workTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 	if err := t.g.enter(); err != nil {
 		return errRows{err}, err
 	}
-	rows, err := t.conn.Query(ctx, sql, args...)
-	if err != nil { // pgx closed the rows
+	var rows pgx.Rows
+	switch deferred, err := t.deferred(); {
+	case err != nil:
 		t.g.mu.Unlock()
-		return rows, err
+		return errRows{err}, err
+	case deferred && batchable(args) || deferred && len(args) == 0:
+		// (A query without arguments goes in the extended protocol
+		// alone too: a batch sends it as it would be.)
+		b := t.w.claimBatch()
+		b.Queue(sql, args...)
+		br, err := t.w.sendClaim(ctx, b)
+		if err != nil {
+			t.g.mu.Unlock()
+			return errRows{err}, err
+		}
+		rows, err = br.Query()
+		if err != nil {
+			rows.Close()
+			_ = br.Close()
+			t.g.mu.Unlock()
+			return rows, err
+		}
+		rows = &claimedRows{Rows: rows, br: br}
+	case deferred:
+		if err := t.w.claim(ctx); err != nil {
+			t.g.mu.Unlock()
+			return errRows{err}, err
+		}
+	}
+	if rows == nil {
+		var err error
+		rows, err = t.conn.Query(ctx, sql, args...)
+		if err != nil { // pgx closed the rows
+			t.g.mu.Unlock()
+			return rows, err
+		}
 	}
 	return newGuardedRows(&t.g, rows)
 }
@@ -154,6 +222,20 @@ func (t *workTx) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	if err := t.g.enter(); err != nil {
 		return errBatch{err}
 	}
+	switch deferred, err := t.deferred(); {
+	case err != nil:
+		t.g.mu.Unlock()
+		return errBatch{err}
+	case deferred:
+		cb := t.w.claimBatch()
+		cb.QueuedQueries = append(cb.QueuedQueries, b.QueuedQueries...)
+		br, err := t.w.sendClaim(ctx, cb)
+		if err != nil {
+			t.g.mu.Unlock()
+			return errBatch{err}
+		}
+		return newGuardedBatch(&t.g, br)
+	}
 	return newGuardedBatch(&t.g, t.conn.SendBatch(ctx, b))
 }
 
@@ -162,6 +244,9 @@ func (t *workTx) CopyFrom(ctx context.Context, table pgx.Identifier, columns []s
 		return 0, err
 	}
 	defer t.g.mu.Unlock()
+	if err := t.claimFirst(ctx); err != nil {
+		return 0, err
+	}
 	return t.conn.CopyFrom(ctx, table, columns, src)
 }
 
@@ -184,6 +269,10 @@ func (t *workTx) Prepare(ctx context.Context, name, sql string) (*pgconn.Stateme
 func (t *workTx) LargeObjects() pgx.LargeObjects {
 	if t.lo == nil {
 		if err := t.g.enter(); err != nil {
+			panic(err)
+		}
+		if err := t.claimFirst(context.Background()); err != nil {
+			t.g.mu.Unlock()
 			panic(err)
 		}
 		lo, err := t.conn.BeginTx(context.Background(), pgx.TxOptions{BeginQuery: "SAVEPOINT idem_large_objects"})

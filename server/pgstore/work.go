@@ -75,6 +75,13 @@ type txWork struct {
 	conn  *pgxpool.Conn
 	tx    *workTx // the handler's view of the transaction
 	done  bool
+
+	// pending is, for a claim sent with the work's first statement
+	// (Options.PipelineClaim), the table's OID its lock's key is computed
+	// from, until the claim is sent; 0 once it is, and for other claims.
+	// refused is the answer to such a claim once it was refused.
+	pending uint32
+	refused *server.Claim
 }
 
 // lockedWork is what ClaimWork learnt about the key it locked, for the
@@ -107,6 +114,17 @@ func (w *txWork) Commit(ctx context.Context, resp server.StoredResponse, retenti
 	}
 	w.tx.end() // waits for a statement of the handler's still under way
 	defer w.end()
+	if w.pending != 0 {
+		// A pipelined claim, and the handler sent no statement: the
+		// claim goes alone, and the outcome after it.
+		if err := w.claim(ctx); err != nil && !errors.Is(err, ErrNotClaimed) {
+			w.rollback(ctx)
+			return translate(ctx, "commit", err)
+		}
+	}
+	if w.refused != nil {
+		return &server.ClaimRefused{Claim: *w.refused}
+	}
 	switch st := w.conn.Conn().PgConn().TxStatus(); st {
 	case 'T':
 	case 'E':
@@ -166,6 +184,9 @@ func (w *txWork) Rollback(ctx context.Context) error {
 	}
 	w.tx.end()
 	defer w.end()
+	if w.refused != nil {
+		return &server.ClaimRefused{Claim: *w.refused}
+	}
 	c := w.conn.Conn()
 	if c.IsClosed() {
 		awaitCleanup(ctx, c)
