@@ -107,23 +107,26 @@ const (
 	// floorPipelined is the same rows in one round trip: the floor of
 	// any design that claims and commits in one pipelined transaction.
 	floorPipelined = "floor: 1 pipelined transaction by hand (BEGIN + lock, INSERT charge, INSERT record, COMMIT)"
+	// floorTwo is the design of pgstore's pipelined claim by hand: the
+	// claim with the charge, then the record with COMMIT.
+	floorTwo = "floor: 2 round trips by hand (BEGIN + lock + guard + INSERT charge / INSERT record + COMMIT)"
 )
 
 // handFloor serves POST /charges with the floors' SQL.
 type handFloor struct {
-	pool      *pgxpool.Pool
-	charges   string // the charges table
-	records   string // the idempotency records, pgstore's schema
-	pipelined bool
+	pool    *pgxpool.Pool
+	charges string // the charges table
+	records string // the idempotency records, pgstore's schema
+	trips   int    // 1, 2 or 3: floorPipelined, floorTwo, floorThree
 }
 
 // newHandFloor creates the floor's tables (the records' through
 // pgstore.Migrate, so they are pgstore's) and returns the handler and
 // what to drop afterwards.
-func newHandFloor(pool *pgxpool.Pool, pipelined bool) (*handFloor, []string) {
+func newHandFloor(pool *pgxpool.Pool, trips int) (*handFloor, []string) {
 	ctx, cancel := contextWithTimeout(10 * time.Second)
 	defer cancel()
-	h := &handFloor{pool: pool, charges: tableName("floor_charges"), pipelined: pipelined}
+	h := &handFloor{pool: pool, charges: tableName("floor_charges"), trips: trips}
 	h.records = h.charges + "_keys"
 	_, err := pool.Exec(ctx, "CREATE TABLE "+h.charges+` (
 		id text PRIMARY KEY,
@@ -154,6 +157,9 @@ VALUES ($1, $2, $3, $4, 'completed', $5, $6, $7, transaction_timestamp(), statem
 	// zero) so that the pipelined transaction aborts: the pipelined
 	// floor's claim.
 	floorLockOrFail = `SELECT 1 / pg_try_advisory_xact_lock($1)::integer`
+	// floorGuard fails the statement if the key has a record: the
+	// two-round-trip floor's claim, after floorLockOrFail.
+	floorGuard = `SELECT 1 / (NOT EXISTS (SELECT FROM %s WHERE scope = $1 AND key = $2))::integer`
 )
 
 func (h *handFloor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -189,13 +195,25 @@ func (h *handFloor) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	record := []any{client, key, "fp", crand.Text(), int32(http.StatusCreated), header, body}
 	b := &pgx.Batch{}
 	b.Queue(floorBegin)
-	if h.pipelined {
+	switch h.trips {
+	case 2:
+		b.Queue(floorLockOrFail, lock)
+		b.Queue(fmt.Sprintf(floorGuard, h.records), client, key)
+		b.Queue(fmt.Sprintf(floorCharge, h.charges), charge...)
+		err = conn.SendBatch(ctx, b).Close()
+		if err == nil {
+			b = &pgx.Batch{}
+			b.Queue(fmt.Sprintf(floorInsert, h.records), record...)
+			b.Queue("COMMIT")
+			err = conn.SendBatch(ctx, b).Close()
+		}
+	case 1:
 		b.Queue(floorLockOrFail, lock)
 		b.Queue(fmt.Sprintf(floorCharge, h.charges), charge...)
 		b.Queue(fmt.Sprintf(floorInsert, h.records), record...)
 		b.Queue("COMMIT")
 		err = conn.SendBatch(ctx, b).Close()
-	} else {
+	default:
 		var locked bool
 		b.Queue("SELECT pg_try_advisory_xact_lock($1)", lock)
 		b.Queue(fmt.Sprintf(floorLookup, h.records), client, key)

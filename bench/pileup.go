@@ -86,6 +86,9 @@ func (r *pileUpRow) byRank() []time.Duration {
 func pileUp(cfg config, e env) []pileUpRow {
 	var rows []pileUpRow
 	for _, k := range e.storeKinds() {
+		if k.noDelay {
+			continue
+		}
 		c := k.config(charges.Config{Delay: pileHandler, Wait: 2 * time.Second}, tableName("pileup"))
 		svc, err := charges.New(context.Background(), c)
 		must(err)

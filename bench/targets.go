@@ -113,6 +113,31 @@ func printTargets(c *clientResults, s *serverResults) {
 				verdict(x <= targetReplayFloor))
 		}
 	}
+	if pp, bpg := s.storeRow(pgPipelined); pp != nil && bpg != nil {
+		x := float64(pp.newKey.median()) / float64(bpg.newKey.median())
+		t.add(fmt.Sprintf("pgstore, pipelined claim (opt-in): new key p50 ≤ %.1f× the bare PostgreSQL handler's", targetPGNewKey),
+			fmt.Sprintf("%s (%s)", ratio(float64(pp.newKey.median()), float64(bpg.newKey.median())), ms(pp.newKey.median())),
+			fmt.Sprintf("bare PostgreSQL handler %s", ms(bpg.newKey.median())),
+			verdict(x <= targetPGNewKey))
+		if f2 := s.httpRow(floorTwo); f2 != nil {
+			x2 := float64(pp.newKey.median()) / float64(f2.newKey.median())
+			t.add(fmt.Sprintf("pgstore, pipelined claim: new key p50 ≤ %.2f× its floor, the same 2 round trips by hand", targetPGFloor),
+				fmt.Sprintf("%s (%s)", ratio(float64(pp.newKey.median()), float64(f2.newKey.median())), ms(pp.newKey.median())),
+				fmt.Sprintf("2 round trips by hand %s (%s bare; %s at 16 clients)", ms(f2.newKey.median()),
+					ratio(float64(f2.newKey.median()), float64(bpg.newKey.median())), pct(medianFloat(f2.tput)/medianFloat(bpg.tput))),
+				verdict(x2 <= targetPGFloor))
+		}
+		tp := medianFloat(pp.tput) / medianFloat(bpg.tput)
+		t.add(fmt.Sprintf("pgstore, pipelined claim: at 16 clients ≥ %.0f%% of the bare PostgreSQL handler's throughput", 100*targetPGThroughput),
+			fmt.Sprintf("%s (%.0f req/s)", pct(tp), medianFloat(pp.tput)),
+			fmt.Sprintf("bare PostgreSQL handler %.0f req/s", medianFloat(bpg.tput)),
+			verdict(tp >= targetPGThroughput))
+		if rf := s.replayFloor; len(rf) > 0 {
+			t.add("pgstore, pipelined claim: replay over HTTP (for reference: two round trips, the claim with the charge refused, then ROLLBACK with the lookup)",
+				fmt.Sprintf("%s (%s of the replay floor)", ms(pp.replay.median()), ratio(float64(pp.replay.median()), float64(rf.median()))),
+				fmt.Sprintf("floor %s", ms(rf.median())), "")
+		}
+	}
 	for _, r := range s.pileUp {
 		all := r.all().median()
 		t.add(fmt.Sprintf("pile-up, %s: 100 answered ≤ %s median, first slowed < %s", r.store, dur(targetPileAll), dur(targetPileFirstSlows)),

@@ -57,6 +57,11 @@ type Config struct {
 	// Observer is the middleware's (see server.Options.Observer). Default
 	// nil: none.
 	Observer *server.Observer
+	// PipelineClaim, with Pool, sends each key's claim with the charge's
+	// INSERT (pgstore.Options.PipelineClaim): the handler makes no effect
+	// before it. Not with Delay, which stands for a call to the card
+	// network before the charge is written. Default false.
+	PipelineClaim bool
 }
 
 // Charge is one payment taken.
@@ -86,6 +91,8 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 	switch {
 	case cfg.Pool != nil && cfg.Store != nil:
 		return nil, errors.New("charges: Config.Pool and Config.Store are exclusive")
+	case cfg.PipelineClaim && (cfg.Pool == nil || cfg.Delay > 0):
+		return nil, errors.New("charges: Config.PipelineClaim needs Pool, and no Delay: a call to the card network before the charge's INSERT would be made by every repeat")
 	case cfg.Pool == nil:
 		records := cfg.Store
 		if records == nil {
@@ -98,7 +105,7 @@ func New(ctx context.Context, cfg Config) (*Service, error) {
 		if err := pl.migrate(ctx); err != nil {
 			return nil, err
 		}
-		ps, err := pgstore.New(cfg.Pool, pgstore.Options{Table: cfg.Table + "_keys", Transactional: true})
+		ps, err := pgstore.New(cfg.Pool, pgstore.Options{Table: cfg.Table + "_keys", Transactional: true, PipelineClaim: cfg.PipelineClaim})
 		if err != nil {
 			return nil, err
 		}
