@@ -133,7 +133,7 @@ func printTargets(c *clientResults, s *serverResults) {
 			fmt.Sprintf("bare PostgreSQL handler %.0f req/s", medianFloat(bpg.tput)),
 			verdict(tp >= targetPGThroughput))
 		if rf := s.replayFloor; len(rf) > 0 {
-			t.add("pgstore, pipelined claim: replay over HTTP (for reference: two round trips, the claim with the charge refused, then ROLLBACK with the lookup)",
+			t.add("pgstore, pipelined claim: replay over HTTP (for reference: one round trip, the claim with the charge refused, the ROLLBACK after the answer)",
 				fmt.Sprintf("%s (%s of the replay floor)", ms(pp.replay.median()), ratio(float64(pp.replay.median()), float64(rf.median()))),
 				fmt.Sprintf("floor %s", ms(rf.median())), "")
 		}

@@ -65,8 +65,8 @@
 //
 // With Options.PipelineClaim (see Pipelined claim) ClaimWork costs no
 // round trip: the claim goes with the handler's first statement, and a
-// new key costs two round trips in all, a refused repeat two (the claim
-// with the statement; ROLLBACK with the lookup).
+// new key costs two round trips in all, a refused repeat one (the claim
+// with the statement), its ROLLBACK following after the answer.
 //
 // A claim that meets a row inserted by a transaction still in progress
 // waits for it (ON CONFLICT does), then runs again, at most a few times, to

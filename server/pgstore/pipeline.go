@@ -5,14 +5,11 @@ package pgstore
 // handler's first statement, which runs only if the claim holds.
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/idemhq/idem/server"
@@ -46,10 +43,10 @@ func (s *Store) deferClaim(conn *pgxpool.Conn, k server.Key, fp string) *txWork 
 }
 
 // claimBatch returns a batch that begins the work's transaction and
-// claims its key: BEGIN; the lock statement, which raises unless it takes
-// the key's lock; the guard, which raises unless the key's record is
-// absent or may be replaced; and seen, which returns the token of one
-// that may. The caller queues its statements after them: PostgreSQL runs
+// claims its key: BEGIN; the lock statement (ClaimWork's, keeping its
+// outcome for the guard) and the lookup, which report what the key holds;
+// and the guard, which raises unless the lock was taken and the key's
+// record is absent or may be replaced. The caller queues its statements after them: PostgreSQL runs
 // a pipeline's statements in order and, after an error, skips every
 // statement up to the batch's end (and the failed transaction would
 // refuse them anyway), so that they run only if the claim holds, and
@@ -57,26 +54,44 @@ func (s *Store) deferClaim(conn *pgxpool.Conn, k server.Key, fp string) *txWork 
 func (w *txWork) claimBatch() *pgx.Batch {
 	b := &pgx.Batch{}
 	b.Queue(w.s.q.begin)
-	b.Queue(w.s.q.lockOrRefuse, lockKeyOf(w.pending, w.k), w.pending)
+	b.Queue(w.s.q.lockClaim, lockKeyOf(w.pending, w.k), w.pending)
+	b.Queue(w.s.q.lookup, w.k.Scope, w.k.Key)
 	b.Queue(w.s.q.guard, w.k.Scope, w.k.Key, w.lock.fingerprint)
-	b.Queue(w.s.q.seen, w.k.Scope, w.k.Key)
 	return b
 }
 
 // sendClaim sends b, made by claimBatch with the caller's statements
 // queued after the claim's, and reads the claim's results: the caller
 // reads its own from the returned results, and closes them. If the claim
-// is refused, it learns what the key holds (see refuse), closes the
-// results and returns ErrNotClaimed. Any other error is returned as it
-// is, the results closed; if nothing of b ran (pgx prepares a batch's
-// statements before it runs any, and one failed to prepare), the claim
-// stays to be sent.
+// is refused, it keeps the answer for the Work's end (see refusal),
+// closes the results and returns ErrNotClaimed; the failed transaction is
+// rolled back when the Work ends, in the background. Any other error is
+// returned as it is, the results closed; if nothing of b ran (pgx
+// prepares a batch's statements before it runs any, and one failed to
+// prepare), the claim stays to be sent.
 func (w *txWork) sendClaim(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error) {
 	br := w.conn.Conn().SendBatch(ctx, b)
-	err := w.readClaim(br)
+	var (
+		locked, settings string
+		oid              uint32
+		row              lookupRow
+		found            bool
+		err              error
+	)
+	if _, err = br.Exec(); err == nil { // BEGIN
+		err = br.QueryRow().Scan(&locked, &oid, &settings)
+	}
 	if err == nil {
-		w.pending = 0
-		return br, nil
+		found, err = scanLookup(br.QueryRow(), &row)
+	}
+	if err == nil {
+		if _, err = br.Exec(); err == nil { // the guard
+			w.pending = 0
+			if found {
+				w.lock.seen = &row.token
+			}
+			return br, nil
+		}
 	}
 	var pgErr *pgconn.PgError
 	refused := errors.As(err, &pgErr) && pgErr.Code == claimRefused
@@ -92,7 +107,10 @@ func (w *txWork) sendClaim(ctx context.Context, b *pgx.Batch) (pgx.BatchResults,
 	_ = br.Close()
 	switch c := w.conn.Conn(); {
 	case refused:
-		w.refuse(ctx)
+		if oid != 0 && oid != w.pending {
+			w.s.tableOID.Store(oid) // the table was created anew
+		}
+		w.pending, w.refused = 0, refusal(row, found)
 		return nil, ErrNotClaimed
 	case !c.IsClosed() && c.PgConn().TxStatus() == 'I':
 		// Nothing ran: the claim is still to be made.
@@ -102,24 +120,20 @@ func (w *txWork) sendClaim(ctx context.Context, b *pgx.Batch) (pgx.BatchResults,
 	return nil, err
 }
 
-// readClaim reads the results of the claim's statements from br. The
-// lock and the guard are read as Exec reads: pgx drops a statement whose
-// rows failed from its cache, which the batch's cleanup does not undo.
-func (w *txWork) readClaim(br pgx.BatchResults) error {
-	for range 3 { // BEGIN, lock, guard
-		if _, err := br.Exec(); err != nil {
-			return err
+// refusal is the answer to a refused claim whose lookup found row (if
+// found), as ClaimWork answers a claim that acquired nothing: the record
+// if it is completed within its retention, or running under a live lease;
+// otherwise the key is in flight, its holder unknown (another
+// transaction's lock). A record that cannot be read is also answered as
+// in flight: nothing ran, and a retry asks again.
+func refusal(row lookupRow, found bool) *server.Claim {
+	c := &server.Claim{}
+	if found && !row.expired {
+		if rec, err := row.record(); err == nil {
+			c.Record = rec
 		}
 	}
-	var token string
-	switch err := br.QueryRow().Scan(&token); {
-	case errors.Is(err, pgx.ErrNoRows):
-	case err != nil:
-		return err
-	default:
-		w.lock.seen = &token
-	}
-	return nil
+	return c
 }
 
 // claim sends the claim alone, for a statement that cannot share its
@@ -130,87 +144,6 @@ func (w *txWork) claim(ctx context.Context) error {
 		return err
 	}
 	return br.Close()
-}
-
-// refuse ends the transaction of a refused claim and reads what the key
-// holds, in one round trip: ROLLBACK, the key's record (in autocommit)
-// and the table's OID, which the lock statement refuses a claim for when
-// the table was created anew. The answer is kept for the Work's end: the
-// record if it is completed within its retention, or a running record
-// under a live lease; otherwise the key is in flight, its holder unknown
-// (another transaction's lock). A record that cannot be read, or a
-// failure, is also answered as in flight: nothing ran, and a retry asks
-// again.
-//
-// The statements go through pgconn's pipeline, unnamed: a pgx batch
-// first prepares the statements its connection has not, in a round trip
-// of its own, and PostgreSQL refuses to prepare them in the failed
-// transaction, before the ROLLBACK has run.
-func (w *txWork) refuse(ctx context.Context) {
-	w.pending, w.refused = 0, &server.Claim{}
-	c := w.conn.Conn()
-	p := c.PgConn().StartPipeline(ctx)
-	defer p.Close()
-	binary := []int16{pgtype.BinaryFormatCode}
-	p.SendQueryParams("ROLLBACK", nil, nil, nil, nil)
-	p.SendQueryParams(w.s.q.lookup, [][]byte{[]byte(w.k.Scope), []byte(w.k.Key)},
-		[]uint32{pgtype.TextOID, pgtype.TextOID}, nil, binary)
-	p.SendQueryParams(w.s.q.tableOID, nil, nil, nil, binary)
-	if p.Sync() != nil {
-		return
-	}
-	var (
-		row   lookupRow
-		found bool
-		oid   uint32
-	)
-	for i := range 3 {
-		res, err := p.GetResults()
-		rr, ok := res.(*pgconn.ResultReader)
-		if err != nil || !ok {
-			return
-		}
-		switch i {
-		case 1:
-			if rr.NextRow() {
-				found = scanRow(c.TypeMap(), rr, &row.fingerprint, &row.token, &row.completed, &row.status,
-					&row.header, &row.body, &row.expiresAt, &row.expired) == nil
-			}
-		case 2:
-			if rr.NextRow() {
-				_ = scanRow(c.TypeMap(), rr, &oid)
-			}
-		}
-		if _, err := rr.Close(); err != nil {
-			return
-		}
-	}
-	if oid != 0 {
-		w.s.tableOID.Store(oid)
-	}
-	if found && !row.expired {
-		if rec, err := row.record(); err == nil {
-			w.refused.Record = rec
-		}
-	}
-}
-
-// scanRow scans the current row of rr into dst, one column each; the
-// bytes it scans are copies, not rr's buffer.
-func scanRow(m *pgtype.Map, rr *pgconn.ResultReader, dst ...any) error {
-	fds, vals := rr.FieldDescriptions(), rr.Values()
-	if len(fds) != len(dst) {
-		return fmt.Errorf("pgstore: %d columns, want %d", len(fds), len(dst))
-	}
-	for i, fd := range fds {
-		if err := m.Scan(fd.DataTypeOID, fd.Format, vals[i], dst[i]); err != nil {
-			return err
-		}
-		if b, ok := dst[i].(*[]byte); ok && *b != nil {
-			*b = bytes.Clone(*b)
-		}
-	}
-	return nil
 }
 
 // deferred reports whether the claim of the work behind t is still to be

@@ -377,8 +377,9 @@ func TestPipelinedClaimStatementFails(t *testing.T) {
 // TestPipelinedClaimRoundTrips: once the connection has prepared its
 // statements, a new key costs two round trips (the claim with the
 // handler's statement; the record with COMMIT), one less than ClaimWork
-// without pipelining; a refused repeat two (the claim with the statement;
-// ROLLBACK with the lookup); a handler without a statement two.
+// without pipelining; a refused repeat one before its answer (the claim
+// with the statement, which reports what the key holds) and the ROLLBACK
+// after it, as ClaimWork's; a handler without a statement two.
 func TestPipelinedClaimRoundTrips(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -396,7 +397,7 @@ func TestPipelinedClaimRoundTrips(t *testing.T) {
 		}
 		return w, err
 	}
-	cycle := func() (newKey, repeat, none int64) {
+	cycle := func() (newKey, repeat, rollback, none int64) {
 		n++
 		key := fmt.Sprint("rt-", n)
 		newKey, _ = wire.measure(func() {
@@ -404,12 +405,17 @@ func TestPipelinedClaimRoundTrips(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, w.Commit(ctx, server.StoredResponse{Status: http.StatusOK}, retention))
 		})
+		var w server.Work
 		repeat, _ = wire.measure(func() {
-			w, err := request(key, true)
+			var err error
+			w, err = request(key, true)
 			require.ErrorIs(t, err, pgstore.ErrNotClaimed)
+		})
+		rollback, _ = wire.measure(func() {
 			var refused *server.ClaimRefused
 			require.ErrorAs(t, w.Rollback(ctx), &refused)
 			require.True(t, refused.Claim.Record.Completed)
+			s.Settle() // the ROLLBACK, in the background
 		})
 		none, _ = wire.measure(func() {
 			w, err := request(key+"-none", false)
@@ -419,8 +425,63 @@ func TestPipelinedClaimRoundTrips(t *testing.T) {
 		return
 	}
 	cycle() // prepares the statements
-	newKey, repeat, none := cycle()
+	newKey, repeat, rollback, none := cycle()
 	assert.Equal(t, int64(2), newKey, "new key")
-	assert.Equal(t, int64(2), repeat, "refused repeat")
+	assert.Equal(t, int64(1), repeat, "refused repeat, to its answer")
+	assert.Equal(t, int64(1), rollback, "refused repeat, after its answer")
 	assert.Equal(t, int64(2), none, "new key, no statement")
+}
+
+// BenchmarkPipelinedClaim times, without HTTP, a new key and a repeat of a
+// recorded one through ClaimWork, the handler's one INSERT and the Work's
+// end, with the claim pipelined with the INSERT and without, side by
+// side on one pool:
+//
+//	go test -run '^$' -bench PipelinedClaim -benchtime=2000x ./server/pgstore/
+func BenchmarkPipelinedClaim(b *testing.B) {
+	ctx := context.Background()
+	pool := newPool(b, poolConfig(b, 4))
+	charges := newCharges(b, pool)
+	insert := "INSERT INTO " + charges + " (key, amount) VALUES ($1, 1)"
+	resp := server.StoredResponse{Status: http.StatusCreated, Body: []byte(`{"id":"ch_1"}`)}
+	for _, pipelined := range []bool{false, true} {
+		s := newStore(b, pool, pgstore.Options{Transactional: true, PipelineClaim: pipelined})
+		name := "claim-first"
+		if pipelined {
+			name = "pipelined"
+		}
+		run := func(key string) (bool, error) {
+			c, wctx, w, err := s.ClaimWork(ctx, server.Key{Key: key}, "fp")
+			if err != nil || !c.Acquired {
+				return false, err
+			}
+			tx, _ := pgstore.Tx(wctx)
+			if _, err := tx.Exec(wctx, insert, key); err != nil {
+				var refused *server.ClaimRefused
+				if errors.As(w.Rollback(ctx), &refused) {
+					return false, nil
+				}
+				return false, err
+			}
+			return true, w.Commit(ctx, resp, retention)
+		}
+		n := 0
+		b.Run(name+"/new-key", func(b *testing.B) {
+			for b.Loop() {
+				n++
+				if ran, err := run(fmt.Sprint("new-", n)); err != nil || !ran {
+					b.Fatal(ran, err)
+				}
+			}
+		})
+		_, _ = run("repeat")
+		b.Run(name+"/repeat", func(b *testing.B) {
+			for b.Loop() {
+				if ran, err := run("repeat"); err != nil || ran {
+					b.Fatal(ran, err)
+				}
+			}
+		})
+		s.Settle()
+	}
 }

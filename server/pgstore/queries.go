@@ -60,11 +60,9 @@ type queries struct {
 	insert    string
 	record    string
 
-	// The statements of the pipelined claim (see pipeline.go).
-	lockOrRefuse string
-	guard        string
-	seen         string
-	tableOID     string
+	// The pipelined claim's statements (see pipeline.go), around lookup.
+	lockClaim string
+	guard     string
 
 	// workSettings, run after begin by BeginWork, sets what the work's
 	// transaction needs for itself (Options.IdleInTransaction); empty when
@@ -88,9 +86,9 @@ const lockKey = `('x' || encode(substr(sha256(convert_to(
 // business writes roll back with it.
 const fenceFailed = "22012"
 
-// claimRefused is the SQLSTATE the pipelined claim's lock and guard
-// statements raise when the claim does not hold: division_by_zero, from
-// a "1 / 0" computed from the lock's or the record's state. As the
+// claimRefused is the SQLSTATE the pipelined claim's guard raises when
+// the claim does not hold: division_by_zero, from a "1 / 0" computed from
+// the lock's and the record's state. As the
 // fence's, the error aborts the transaction, so that PostgreSQL skips the
 // handler's statements pipelined after them.
 const claimRefused = "22012"
@@ -262,32 +260,28 @@ SELECT count(*) FROM gone WHERE gone.async`,
 		q.workSettings = `SELECT ` + settingsColumn(idle)
 	}
 
-	// lockOrRefuse: $1 the lock's key, $2 the table's OID as last seen.
-	// The lock statement of the pipelined claim: it takes the lock, and
-	// sets the work's settings, as lock does, and raises claimRefused if
-	// the lock is held by another transaction or the table's OID is not
-	// $2 (the key computed from an old OID locks nothing of use). A
-	// comparison that is false when the statement is planned makes the
-	// division constant, and PostgreSQL raises it while planning: the
-	// same error of the same statement.
-	q.lockOrRefuse = `SELECT 1 / (CASE WHEN '{{table}}'::regclass::oid = $2::oid THEN pg_try_advisory_xact_lock($1) ELSE false END)::integer,
-       ` + settingsColumn(append(takeoverSettings(opts.Takeover), idle...))
-	// guard: $1 scope, $2 key, $3 fingerprint. The lookup of the
-	// pipelined claim, a statement after the lock for lookup's reason: it
-	// raises claimRefused if the key's row is one the claim does not get,
-	// and otherwise returns nothing (no row for a new key, or a row the
-	// work may replace: a completed record past its retention, or a lapsed
-	// lease with this fingerprint). seen, after it, returns the token of
-	// that row, as ClaimWork's lookup would find it. The guard returns no
-	// rows so that the claim's one failure comes from a statement whose
-	// results pgx reads without rows (see sendClaim).
-	q.guard = `SELECT 1 / (NOT EXISTS (
+	// lockClaim: $1 the lock's key, $2 the table's OID as last seen.
+	// The pipelined claim's lock statement: lock's, with the lock's
+	// outcome kept for the transaction (idem.claim, true or false, false
+	// when the table's OID is not $2), for the guard to read.
+	q.lockClaim = `SELECT set_config('idem.claim',
+           coalesce(CASE WHEN '{{table}}'::regclass::oid = $2::oid THEN pg_try_advisory_xact_lock($1) END, false)::text, true),
+       '{{table}}'::regclass::oid, ` + settingsColumn(append(takeoverSettings(opts.Takeover), idle...))
+	// guard: $1 scope, $2 key, $3 fingerprint. The pipelined claim's
+	// last statement, after lockClaim and lookup (which report what the
+	// key holds and raise nothing): it raises claimRefused unless
+	// lockClaim took the key's lock and the key's row, if any, may be
+	// replaced (a completed record past its retention, or a lapsed lease
+	// with this fingerprint). It reads the row in a statement after the
+	// lock's, for lookup's reason. It comes last so that the claim's one
+	// failure is in a statement whose results pgx reads without rows (see
+	// sendClaim), and so that a refused claim knows what to answer
+	// without a second round trip.
+	q.guard = `SELECT 1 / (current_setting('idem.claim') = 'true' AND NOT EXISTS (
     SELECT FROM {{table}}
     WHERE scope = $1 AND key = $2
       AND NOT (expires_at < statement_timestamp() AND (state = 'completed' OR fingerprint = $3))
 ))::integer`
-	q.seen = `SELECT token FROM {{table}} WHERE scope = $1 AND key = $2`
-	q.tableOID = `SELECT '{{table}}'::regclass::oid`
 
 	// lookup: $1 scope, $2 key. The key's record, if any, read by the
 	// statement after lock: under READ COMMITTED each statement takes its
@@ -356,10 +350,8 @@ SELECT 1 / count(*)::integer FROM done WHERE done.sync`
 	q.stats, q.running = statsQueries(t.quoted)
 	q.insert = r.Replace(q.insert)
 	q.record = r.Replace(q.record)
-	q.lockOrRefuse = r.Replace(q.lockOrRefuse)
+	q.lockClaim = r.Replace(q.lockClaim)
 	q.guard = r.Replace(q.guard)
-	q.seen = r.Replace(q.seen)
-	q.tableOID = r.Replace(q.tableOID)
 	return q
 }
 

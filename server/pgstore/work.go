@@ -113,18 +113,19 @@ func (w *txWork) Commit(ctx context.Context, resp server.StoredResponse, retenti
 		return errors.New("pgstore: commit: work already ended")
 	}
 	w.tx.end() // waits for a statement of the handler's still under way
-	defer w.end()
 	if w.pending != 0 {
 		// A pipelined claim, and the handler sent no statement: the
 		// claim goes alone, and the outcome after it.
 		if err := w.claim(ctx); err != nil && !errors.Is(err, ErrNotClaimed) {
 			w.rollback(ctx)
+			w.end()
 			return translate(ctx, "commit", err)
 		}
 	}
 	if w.refused != nil {
-		return &server.ClaimRefused{Claim: *w.refused}
+		return w.endRefused()
 	}
+	defer w.end()
 	switch st := w.conn.Conn().PgConn().TxStatus(); st {
 	case 'T':
 	case 'E':
@@ -183,10 +184,10 @@ func (w *txWork) Rollback(ctx context.Context) error {
 		return nil
 	}
 	w.tx.end()
-	defer w.end()
 	if w.refused != nil {
-		return &server.ClaimRefused{Claim: *w.refused}
+		return w.endRefused()
 	}
+	defer w.end()
 	c := w.conn.Conn()
 	if c.IsClosed() {
 		awaitCleanup(ctx, c)
@@ -235,6 +236,16 @@ func (w *txWork) rollback(ctx context.Context) {
 	if c := w.conn.Conn(); !c.IsClosed() && c.PgConn().TxStatus() != 'I' {
 		_, _ = c.Exec(ctx, "ROLLBACK")
 	}
+}
+
+// endRefused ends the work of a pipelined claim that was refused: its
+// failed transaction is rolled back in the background, as the transaction
+// of a claim that acquired nothing is (endClaim), and the request is
+// answered meanwhile.
+func (w *txWork) endRefused() error {
+	w.s.endClaim(w.conn)
+	w.conn, w.done = nil, true
+	return &server.ClaimRefused{Claim: *w.refused}
 }
 
 // end returns the connection to the pool, which closes it instead if it is
