@@ -36,7 +36,7 @@ func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
 // roundTrips counts the writes to PostgreSQL's sockets: each is a flush
 // of the messages of one round trip (pgx and pgconn write a statement, a
 // batch or a pipeline, with its Sync, at once). A tracer would miss what
-// goes through pgconn directly (pgstore's refused pipelined claim).
+// goes through pgconn directly.
 type roundTrips struct{ n atomic.Int64 }
 
 // dial wraps d so that writes on its connections are counted.
