@@ -198,8 +198,8 @@
 //
 // With Options.PipelineClaim, in transactional mode, ClaimWork answers at
 // once, and the claim is sent in one round trip with the handler's first
-// statement through [Tx]: BEGIN, the key's lock, a guard over its record,
-// then the statement. The lock and the guard raise an error when the
+// statement through [Tx]: BEGIN, the key's lock, the lookup of its
+// record, a guard, then the statement. The guard raises an error when the
 // claim does not hold (the lock is another transaction's, or the record
 // is completed or running), and PostgreSQL skips the statements after an
 // error, so the handler's statement runs only for the request that holds
@@ -207,7 +207,8 @@
 //
 // A refused claim fails the statement with [ErrNotClaimed], and every
 // later one. The handler returns (its answer does not matter); nothing of
-// its work commits, and the middleware answers the request as its claim:
+// its work commits, its transaction is rolled back after the answer, and
+// the middleware answers the request as its claim, from the lookup:
 // 409 while the first runs (even in the middleware's wait mode), a
 // replay of the first's outcome, 422 for another body. A statement that
 // cannot share the claim's round trip (an Exec without arguments, which
