@@ -120,9 +120,10 @@ type Options struct {
 	// claim is refused (the key is in flight, or its outcome recorded),
 	// the statement fails with [ErrNotClaimed], so does every later one,
 	// nothing of the work commits, and the middleware answers the request
-	// as its claim, throwing away the handler's answer. A repeat costs a
-	// round trip more than without it, and is answered 409 at once while
-	// the first runs, even in the middleware's wait mode.
+	// as its claim, throwing away the handler's answer. A repeat costs
+	// one round trip, as without it, but runs the handler up to its first
+	// statement, and is answered 409 at once while the first runs, even
+	// in the middleware's wait mode.
 	//
 	// It is safe only for handlers whose effects are all in the
 	// database, or made after their first statement through Tx returned
