@@ -217,9 +217,10 @@
 // that sends no statement has its claim sent before the outcome is
 // recorded. A first statement PostgreSQL refuses to prepare (a syntax
 // error) runs nothing, the claim with it, and the claim goes with the
-// next. One whose arguments pgx cannot encode costs more than without the
-// option: pgx closes the connection, on which it had begun to send the
-// claim, so that the work fails and its key is free for a retry. In this
+// next. So does one whose arguments pgx cannot encode, although pgx
+// closes the connection on which it had begun to send the claim: the work
+// takes another from the pool, and the claim goes with its next
+// statement on that one. In this
 // mode the Claim ClaimWork returns never reports TakenOver: whether the
 // key was taken over is known only once the claim is sent. Keys that are not ASCII, in a database whose encoding is not
 // UTF-8, and the Store's first claim, are claimed before the handler runs,

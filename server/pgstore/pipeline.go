@@ -114,10 +114,31 @@ func (w *txWork) sendClaim(ctx context.Context, b *pgx.Batch) (pgx.BatchResults,
 		return nil, ErrNotClaimed
 	case !c.IsClosed() && c.PgConn().TxStatus() == 'I':
 		// Nothing ran: the claim is still to be made.
+	case c.IsClosed() && w.reconnect(ctx):
+		// The connection closed before the claim was known (pgx closes
+		// it when it cannot encode a statement's arguments after it began
+		// to send the batch): whatever of the claim ran is rolled back
+		// with it, and the claim is still to be made, on another.
 	default:
 		w.pending = 0 // the transaction began: Commit finds it failed, or gone
 	}
 	return nil, err
+}
+
+// reconnect replaces the work's closed connection with another from the
+// pool, for a claim still to be made, and reports whether it did.
+func (w *txWork) reconnect(ctx context.Context) bool {
+	pool, err := w.s.conns(ctx)
+	if err != nil {
+		return false
+	}
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return false
+	}
+	w.conn.Release() // closed: the pool drops it
+	w.conn, w.tx.conn = conn, conn.Conn()
+	return true
 }
 
 // refusal is the answer to a refused claim whose lookup found row (if
