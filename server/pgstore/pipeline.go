@@ -46,11 +46,11 @@ func (s *Store) deferClaim(conn *pgxpool.Conn, k server.Key, fp string) *txWork 
 // claims its key: BEGIN; the lock statement (ClaimWork's, keeping its
 // outcome for the guard) and the lookup, which report what the key holds;
 // and the guard, which raises unless the lock was taken and the key's
-// record is absent or may be replaced. The caller queues its statements after them: PostgreSQL runs
-// a pipeline's statements in order and, after an error, skips every
-// statement up to the batch's end (and the failed transaction would
-// refuse them anyway), so that they run only if the claim holds, and
-// inside its transaction.
+// record is absent or may be replaced. The caller queues its statements
+// after them: PostgreSQL runs a pipeline's statements in order and, after
+// an error, skips every statement up to the batch's end (and the failed
+// transaction would refuse them anyway), so that they run only if the
+// claim holds, and inside its transaction.
 func (w *txWork) claimBatch() *pgx.Batch {
 	b := &pgx.Batch{}
 	b.Queue(w.s.q.begin)
