@@ -19,7 +19,6 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -302,9 +301,9 @@ func TestPipelineAdversarialLockKeyEquivalence(t *testing.T) {
 }
 
 // TestPipelineAdversarialRefusalsLeaveConnClean: on a pool of one
-// connection, refusals of every kind of first statement (Exec, Query left
-// for the end of the work to close, QueryRow, SendBatch with callbacks, a
-// savepoint, none) leave the connection out of any transaction, not busy,
+// connection, refusals of every kind of first statement (firstStatements:
+// a Query left for the end of the work to close, a SendBatch with
+// callbacks, a savepoint, none among them) leave the connection out of any transaction, not busy,
 // holding no advisory lock, and the refused SendBatch calls none of its
 // callbacks; then new keys' works of each kind run and commit on it.
 func TestPipelineAdversarialRefusalsLeaveConnClean(t *testing.T) {
@@ -317,45 +316,9 @@ func TestPipelineAdversarialRefusalsLeaveConnClean(t *testing.T) {
 	require.NoError(t, err)
 	t.Cleanup(plain.Close)
 	charges := newCharges(t, other)
-	insert := "INSERT INTO " + charges + " (key, amount) VALUES ($1, 1)"
 	learn(t, s, server.Key{Key: "learn"})
 	var callbacks atomic.Int64
-	kinds := map[string]func(ctx context.Context, tx pgstore.DBTX, key string) error{
-		"Exec": func(ctx context.Context, tx pgstore.DBTX, key string) error {
-			_, err := tx.Exec(ctx, insert, key)
-			return err
-		},
-		"Query left open": func(ctx context.Context, tx pgstore.DBTX, key string) error {
-			rows, err := tx.Query(ctx, insert+" RETURNING amount", key)
-			_ = rows // left for the end of the work to close
-			return err
-		},
-		"QueryRow": func(ctx context.Context, tx pgstore.DBTX, key string) error {
-			var n int32
-			return tx.QueryRow(ctx, insert+" RETURNING amount", key).Scan(&n)
-		},
-		"SendBatch with callbacks": func(ctx context.Context, tx pgstore.DBTX, key string) error {
-			b := &pgx.Batch{}
-			b.Queue(insert, key).Exec(func(pgconn.CommandTag) error { callbacks.Add(1); return nil })
-			b.Queue("SELECT $1::int", 1).QueryRow(func(row pgx.Row) error {
-				callbacks.Add(1)
-				var n int
-				return row.Scan(&n)
-			})
-			return tx.SendBatch(ctx, b).Close()
-		},
-		"savepoint": func(ctx context.Context, tx pgstore.DBTX, key string) error {
-			sp, err := tx.Begin(ctx)
-			if err != nil {
-				return err
-			}
-			if _, err := sp.Exec(ctx, insert, key); err != nil {
-				return err
-			}
-			return sp.Commit(ctx)
-		},
-		"none": nil,
-	}
+	kinds := firstStatements(charges, &callbacks)
 	resp := server.StoredResponse{Status: http.StatusCreated, Body: []byte("done")}
 	run := func(key, kind string) (server.Work, error) {
 		c, wctx, w, err := s.ClaimWork(ctx, server.Key{Key: key}, "fp")

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -109,65 +110,11 @@ func TestPipelinedClaimStatements(t *testing.T) {
 	ctx := context.Background()
 	s, pool := newTestStore(t, pgstore.Options{Transactional: true, PipelineClaim: true})
 	charges := newCharges(t, pool)
-	insert := "INSERT INTO " + charges + " (key, amount) VALUES ($1, 1)"
 	// The Store's first claim learns the table's OID without deferring.
 	learn(t, s, server.Key{Key: "learn"})
 
-	statements := map[string]func(ctx context.Context, tx pgstore.DBTX, key string) error{
-		"Exec": func(ctx context.Context, tx pgstore.DBTX, key string) error {
-			_, err := tx.Exec(ctx, insert, key)
-			return err
-		},
-		"Exec without arguments": func(ctx context.Context, tx pgstore.DBTX, key string) error {
-			_, err := tx.Exec(ctx, "INSERT INTO "+charges+" (key, amount) VALUES ('"+key+"', 1); SELECT 1")
-			return err
-		},
-		"Exec with a query option": func(ctx context.Context, tx pgstore.DBTX, key string) error {
-			_, err := tx.Exec(ctx, insert, pgx.QueryExecModeSimpleProtocol, key)
-			return err
-		},
-		"Query": func(ctx context.Context, tx pgstore.DBTX, key string) error {
-			rows, err := tx.Query(ctx, insert+" RETURNING amount", key)
-			if err != nil {
-				return err
-			}
-			n, err := pgx.CollectRows(rows, pgx.RowTo[int32])
-			if err == nil && len(n) != 1 {
-				err = fmt.Errorf("%d rows", len(n))
-			}
-			return err
-		},
-		"QueryRow": func(ctx context.Context, tx pgstore.DBTX, key string) error {
-			var n int32
-			return tx.QueryRow(ctx, insert+" RETURNING amount", key).Scan(&n)
-		},
-		"SendBatch": func(ctx context.Context, tx pgstore.DBTX, key string) error {
-			b := &pgx.Batch{}
-			b.Queue(insert, key)
-			b.Queue("SELECT 1")
-			br := tx.SendBatch(ctx, b)
-			if _, err := br.Exec(); err != nil {
-				br.Close()
-				return err
-			}
-			return br.Close()
-		},
-		"CopyFrom": func(ctx context.Context, tx pgstore.DBTX, key string) error {
-			_, err := tx.CopyFrom(ctx, pgx.Identifier{charges}, []string{"key", "amount"}, pgx.CopyFromRows([][]any{{key, int32(1)}}))
-			return err
-		},
-		"Begin (a savepoint)": func(ctx context.Context, tx pgstore.DBTX, key string) error {
-			sp, err := tx.Begin(ctx)
-			if err != nil {
-				return err
-			}
-			if _, err := sp.Exec(ctx, insert, key); err != nil {
-				return err
-			}
-			return sp.Commit(ctx)
-		},
-		"none": nil,
-	}
+	var callbacks atomic.Int64
+	statements := firstStatements(charges, &callbacks)
 	resp := server.StoredResponse{Status: http.StatusCreated, Body: []byte("ok")}
 	for name, stmt := range statements {
 		t.Run(name, func(t *testing.T) {
@@ -215,6 +162,90 @@ func TestPipelinedClaimStatements(t *testing.T) {
 			assert.Equal(t, "ok", string(refused.Claim.Record.Response.Body))
 			assert.Equal(t, want, countCharges(t, pool, charges+" WHERE key = '"+key+"'"))
 		})
+	}
+	assert.Equal(t, int64(2), callbacks.Load(), "the batch's callbacks ran once each, for the work that held its key only")
+}
+
+// firstStatement is a first statement of a handler's work, writing one
+// charge for key through tx; nil is a handler that sends none.
+type firstStatement func(ctx context.Context, tx pgstore.DBTX, key string) error
+
+// firstStatements returns, by name, a first statement of every kind the
+// work's transaction offers, each writing one charge in the table charges
+// (key, amount): those a pipelined claim shares its round trip with and
+// those it is sent before alone. Each callback of the batch that has
+// them adds 1 to callbacks.
+func firstStatements(charges string, callbacks *atomic.Int64) map[string]firstStatement {
+	insert := "INSERT INTO " + charges + " (key, amount) VALUES ($1, 1)"
+	return map[string]firstStatement{
+		"Exec": func(ctx context.Context, tx pgstore.DBTX, key string) error {
+			_, err := tx.Exec(ctx, insert, key)
+			return err
+		},
+		"Exec without arguments": func(ctx context.Context, tx pgstore.DBTX, key string) error {
+			_, err := tx.Exec(ctx, "INSERT INTO "+charges+" (key, amount) VALUES ('"+key+"', 1); SELECT 1")
+			return err
+		},
+		"Exec with a query option": func(ctx context.Context, tx pgstore.DBTX, key string) error {
+			_, err := tx.Exec(ctx, insert, pgx.QueryExecModeSimpleProtocol, key)
+			return err
+		},
+		"Query": func(ctx context.Context, tx pgstore.DBTX, key string) error {
+			rows, err := tx.Query(ctx, insert+" RETURNING amount", key)
+			if err != nil {
+				return err
+			}
+			n, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+			if err == nil && len(n) != 1 {
+				err = fmt.Errorf("%d rows", len(n))
+			}
+			return err
+		},
+		"Query left open": func(ctx context.Context, tx pgstore.DBTX, key string) error {
+			rows, err := tx.Query(ctx, insert+" RETURNING amount", key)
+			_ = rows // left for the end of the work to close
+			return err
+		},
+		"QueryRow": func(ctx context.Context, tx pgstore.DBTX, key string) error {
+			var n int32
+			return tx.QueryRow(ctx, insert+" RETURNING amount", key).Scan(&n)
+		},
+		"SendBatch": func(ctx context.Context, tx pgstore.DBTX, key string) error {
+			b := &pgx.Batch{}
+			b.Queue(insert, key)
+			b.Queue("SELECT 1")
+			br := tx.SendBatch(ctx, b)
+			if _, err := br.Exec(); err != nil {
+				br.Close()
+				return err
+			}
+			return br.Close()
+		},
+		"SendBatch with callbacks": func(ctx context.Context, tx pgstore.DBTX, key string) error {
+			b := &pgx.Batch{}
+			b.Queue(insert, key).Exec(func(pgconn.CommandTag) error { callbacks.Add(1); return nil })
+			b.Queue("SELECT $1::int", 1).QueryRow(func(row pgx.Row) error {
+				callbacks.Add(1)
+				var n int
+				return row.Scan(&n)
+			})
+			return tx.SendBatch(ctx, b).Close()
+		},
+		"CopyFrom": func(ctx context.Context, tx pgstore.DBTX, key string) error {
+			_, err := tx.CopyFrom(ctx, pgx.Identifier{charges}, []string{"key", "amount"}, pgx.CopyFromRows([][]any{{key, int32(1)}}))
+			return err
+		},
+		"Begin (a savepoint)": func(ctx context.Context, tx pgstore.DBTX, key string) error {
+			sp, err := tx.Begin(ctx)
+			if err != nil {
+				return err
+			}
+			if _, err := sp.Exec(ctx, insert, key); err != nil {
+				return err
+			}
+			return sp.Commit(ctx)
+		},
+		"none": nil,
 	}
 }
 
