@@ -36,32 +36,6 @@ var execModes = map[string]pgx.QueryExecMode{
 	"SimpleProtocol": pgx.QueryExecModeSimpleProtocol,
 }
 
-// claimInsert claims k through s and runs insert (a charge of k) as the
-// work's first statement, returning the Work and the statement's error.
-// The Work is rolled back when the test ends.
-func claimInsert(t *testing.T, s *pgstore.Store, k server.Key, insert string) (server.Work, error) {
-	t.Helper()
-	ctx := context.Background()
-	c, wctx, w, err := s.ClaimWork(ctx, k, "fp")
-	require.NoError(t, err)
-	require.True(t, c.Acquired)
-	t.Cleanup(func() { _ = w.Rollback(ctx) })
-	tx, ok := pgstore.Tx(wctx)
-	require.True(t, ok)
-	_, err = tx.Exec(wctx, insert, k.Key)
-	return w, err
-}
-
-// requireRefused requires the end of w to report its claim refused, and
-// returns the claim's answer.
-func requireRefused(t *testing.T, w server.Work) server.Claim {
-	t.Helper()
-	var refused *server.ClaimRefused
-	require.ErrorAs(t, w.Rollback(context.Background()), &refused)
-	require.False(t, refused.Claim.Acquired)
-	return refused.Claim
-}
-
 // connState is what the pool's idle connection says of itself once a work
 // has ended on it.
 type connState struct {

@@ -249,6 +249,32 @@ func firstStatements(charges string, callbacks *atomic.Int64) map[string]firstSt
 	}
 }
 
+// claimInsert claims k through s and runs insert (a charge of k) as the
+// work's first statement, returning the Work and the statement's error.
+// The Work is rolled back when the test ends.
+func claimInsert(t *testing.T, s *pgstore.Store, k server.Key, insert string) (server.Work, error) {
+	t.Helper()
+	ctx := context.Background()
+	c, wctx, w, err := s.ClaimWork(ctx, k, "fp")
+	require.NoError(t, err)
+	require.True(t, c.Acquired)
+	t.Cleanup(func() { _ = w.Rollback(ctx) })
+	tx, ok := pgstore.Tx(wctx)
+	require.True(t, ok)
+	_, err = tx.Exec(wctx, insert, k.Key)
+	return w, err
+}
+
+// requireRefused requires the end of w to report its claim refused, and
+// returns the claim's answer.
+func requireRefused(t *testing.T, w server.Work) server.Claim {
+	t.Helper()
+	var refused *server.ClaimRefused
+	require.ErrorAs(t, w.Rollback(context.Background()), &refused)
+	require.False(t, refused.Claim.Acquired)
+	return refused.Claim
+}
+
 // learn makes the Store's first claim, which learns the table's OID.
 func learn(t *testing.T, s *pgstore.Store, k server.Key) {
 	t.Helper()
@@ -340,19 +366,12 @@ func TestPipelinedClaimTableCreatedAgain(t *testing.T) {
 	_, err := pool.Exec(ctx, "DROP TABLE "+s.Table())
 	require.NoError(t, err)
 	require.NoError(t, s.Migrate(ctx))
-	run := func() (server.Work, error) {
-		_, wctx, work, err := s.ClaimWork(ctx, server.Key{Key: "k"}, "fp")
-		require.NoError(t, err)
-		t.Cleanup(func() { work.Rollback(ctx) })
-		tx, _ := pgstore.Tx(wctx)
-		_, err = tx.Exec(ctx, "INSERT INTO "+charges+" (key, amount) VALUES ($1, 1)", "k")
-		return work, err
-	}
+	k := server.Key{Key: "k"}
+	insert := "INSERT INTO " + charges + " (key, amount) VALUES ($1, 1)"
+	run := func() (server.Work, error) { return claimInsert(t, s, k, insert) }
 	w, err := run()
 	require.ErrorIs(t, err, pgstore.ErrNotClaimed)
-	var refused *server.ClaimRefused
-	require.ErrorAs(t, w.Rollback(ctx), &refused)
-	assert.False(t, refused.Claim.Record.Completed)
+	assert.False(t, requireRefused(t, w).Record.Completed)
 	assert.Equal(t, 0, countCharges(t, pool, charges))
 	w, err = run()
 	require.NoError(t, err)
