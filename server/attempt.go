@@ -180,6 +180,14 @@ func (a *attempt) end(o outcome) (endResult, error) {
 	}
 }
 
+// refusedAnswer is the answer to a's deferred claim, which end found
+// refused (see WorkClaimer), and its verdict for fingerprint fp: never
+// claimWait, since the work that would have waited has already run.
+func (a *attempt) refusedAnswer(fp string) (*Claim, verdict) {
+	c := answer{Claim: *a.refused}
+	return a.refused, c.classify(fp, false)
+}
+
 // The store calls that end a claim, each reported to the observer.
 
 func (a *attempt) complete(ctx context.Context, o outcome) error {

@@ -59,6 +59,18 @@ func (a *answer) classify(fp string, canWait bool) verdict {
 	}
 }
 
+// outcome is the Outcome a request is reported with when its claim, not
+// acquired, is answered as v says.
+func (v verdict) outcome() Outcome {
+	switch v {
+	case claimReused:
+		return OutcomeKeyReused
+	case claimReplay:
+		return OutcomeReplayed
+	}
+	return OutcomeInFlight
+}
+
 // claimer claims keys in one store and starts the work under them, for
 // one Middleware or one RunOnce call. It is safe for concurrent use.
 type claimer struct {

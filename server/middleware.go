@@ -254,19 +254,15 @@ func (h *handler) serveKeyed(w http.ResponseWriter, r *http.Request, k Key, body
 // store then refused (see WorkClaimer), a's end is reported with the same
 // outcome.
 func (h *handler) answerClaim(w http.ResponseWriter, r *http.Request, c *Claim, v verdict, fp string, a *attempt) {
-	var (
-		res Outcome
-		p   *problem
-	)
+	res := v.outcome()
+	var p *problem
 	switch {
 	case v == claimReused && h.cfg.fp.onlyCheckDiffers(c.Record.Fingerprint, fp):
-		res, p = OutcomeKeyReused, problemCheckFailed
+		p = problemCheckFailed
 	case v == claimReused:
-		res, p = OutcomeKeyReused, problemKeyReused
-	case v == claimReplay:
-		res = OutcomeReplayed
-	default:
-		res, p = OutcomeInFlight, problemInFlight
+		p = problemKeyReused
+	case v != claimReplay:
+		p = problemInFlight
 	}
 	if a != nil {
 		a.observeEnd(res)
@@ -480,8 +476,8 @@ func (h *handler) finish(w http.ResponseWriter, r *http.Request, a *attempt, fp 
 		// The store's deferred claim was refused: the handler's answer
 		// (or its panic) came from work that never held the key, and
 		// nothing of it committed. The request is answered as its claim.
-		c := answer{Claim: *a.refused}
-		h.answerClaim(w, r, a.refused, c.classify(fp, false), fp, a)
+		c, v := a.refusedAnswer(fp)
+		h.answerClaim(w, r, c, v, fp, a)
 		return
 	}
 	end := endOf(e.how, e.err, e.record, res)

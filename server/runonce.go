@@ -145,8 +145,8 @@ func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(conte
 			// The store's deferred claim was refused: work ran without
 			// the key, and nothing of it committed. RunOnce answers as
 			// its claim.
-			c := answer{Claim: *a.refused}
-			result, replayed, err = notAcquired(ctx, &cl, a.refused, c.classify(fp, false), &a)
+			c, v := a.refusedAnswer(fp)
+			result, replayed, err = notAcquired(ctx, &cl, c, v, &a)
 			return
 		}
 		how := answered
@@ -185,13 +185,7 @@ func RunOnce(ctx context.Context, store Store, k Key, fp string, work func(conte
 // the store then refused (see WorkClaimer), a's end is reported with the
 // same outcome.
 func notAcquired(ctx context.Context, cl *claimer, c *Claim, v verdict, a *attempt) ([]byte, bool, error) {
-	res := OutcomeInFlight
-	switch v {
-	case claimReused:
-		res = OutcomeKeyReused
-	case claimReplay:
-		res = OutcomeReplayed
-	}
+	res := v.outcome()
 	if a != nil {
 		a.observeEnd(res)
 	}
