@@ -105,4 +105,31 @@ func TestLockKeyInLatin1Database(t *testing.T) {
 		assertOneLock(t, s, pool, k)
 	}
 	s.Settle()
+
+	// With the pipelined claim, a key that is not ASCII is claimed before
+	// the handler runs, its lock's key computed in SQL; an ASCII key's
+	// claim goes with the first statement, and is refused as well.
+	piped, err := pgstore.New(pool, pgstore.Options{Table: strings.Trim(s.Table(), `"`), Transactional: true, PipelineClaim: true})
+	require.NoError(t, err)
+	t.Cleanup(piped.Close)
+	learn(t, piped, server.Key{Key: "learn"})
+	for _, k := range []server.Key{{Scope: "tenant", Key: "clé"}, {Scope: "tenant", Key: "pay-2"}} {
+		tx, err := pool.Begin(ctx)
+		require.NoError(t, err)
+		var took bool
+		require.NoError(t, tx.QueryRow(ctx, "SELECT pg_try_advisory_xact_lock("+s.LockKey()+")", k.Scope, k.Key).Scan(&took))
+		require.True(t, took)
+		if k.Key == "clé" {
+			c, _, w := claimWork(t, piped, k, "fp")
+			if !assert.False(t, c.Acquired, "%q: not claimed before the handler ran", k) {
+				require.NoError(t, w.Rollback(ctx))
+			}
+		} else {
+			w, err := claimInsert(t, piped, k, "SELECT $1::text")
+			assert.ErrorIs(t, err, pgstore.ErrNotClaimed, "%q", k)
+			requireRefused(t, w)
+		}
+		require.NoError(t, tx.Rollback(ctx))
+	}
+	piped.Settle()
 }
