@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -97,6 +98,39 @@ func TestPipelinedClaim(t *testing.T) {
 	assert.Equal(t, int64(2), after.Load(), "outside effects after the first statement: one per key")
 	assert.Equal(t, int64(2+1+15+3), before.Load(), "outside effects before it: one per request")
 	assert.Equal(t, int64(1+15+3), refused.Load())
+}
+
+// TestPipelinedClaimWaitMode: in the middleware's wait mode, a repeat of
+// a key whose first request holds it is answered 409 at once, as the
+// Options.PipelineClaim doc says: its handler ran up to its refused
+// statement, and it is answered while the first still holds the key.
+func TestPipelinedClaimWaitMode(t *testing.T) {
+	t.Parallel()
+	svc := newService(t)
+	hold, held := make(chan struct{}), make(chan struct{})
+	var first atomic.Bool
+	svc.serveIdem(t, pipelinedStore(t, svc), server.Options{Wait: time.Hour}, func(w http.ResponseWriter, r *http.Request) {
+		if err := svc.chargeTx(r, 1000); err != nil {
+			http.Error(w, "charge failed", http.StatusInternalServerError)
+			return
+		}
+		if first.CompareAndSwap(false, true) {
+			close(held)
+			<-hold
+		}
+		w.WriteHeader(http.StatusCreated)
+	})
+	done := make(chan reply, 1)
+	go func() { done <- svc.post(t, "wait") }()
+	select {
+	case <-held:
+	case rep := <-done:
+		t.Fatalf("the first request ended without holding the key: %d %s", rep.status, rep.body)
+	}
+	assert.Equal(t, http.StatusConflict, svc.post(t, "wait").status, "answered while the first holds the key")
+	close(hold)
+	assert.Equal(t, http.StatusCreated, (<-done).status)
+	assert.Equal(t, 1, svc.charged(t, "wait"))
 }
 
 // TestPipelinedClaimStatements: the claim is pipelined with, or sent just

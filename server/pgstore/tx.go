@@ -177,7 +177,7 @@ func (t *workTx) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, 
 	case err != nil:
 		t.g.mu.Unlock()
 		return errRows{err}, err
-	case deferred && batchable(args) || deferred && len(args) == 0:
+	case deferred && (len(args) == 0 || batchable(args)):
 		// (A query without arguments goes in the extended protocol
 		// alone too: a batch sends it as it would be.)
 		b := t.w.claimBatch()
