@@ -7,6 +7,7 @@ package pgstore
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -126,7 +127,11 @@ func (w *txWork) sendClaim(ctx context.Context, b *pgx.Batch) (pgx.BatchResults,
 }
 
 // reconnect replaces the work's closed connection with another from the
-// pool, for a claim still to be made, and reports whether it did.
+// pool, for a claim still to be made, and reports whether it did. The
+// closed connection's backend may have taken the key's lock before it
+// read the close, and holds it until it ends: reconnect waits for it to
+// end (see awaitEnded), so that the claim made again does not find the
+// work's own lock and refuse the work.
 func (w *txWork) reconnect(ctx context.Context) bool {
 	pool, err := w.s.conns(ctx)
 	if err != nil {
@@ -136,10 +141,46 @@ func (w *txWork) reconnect(ctx context.Context) bool {
 	if err != nil {
 		return false
 	}
+	if awaitEnded(ctx, conn.Conn(), w.conn.Conn().PgConn().PID()) != nil {
+		conn.Release()
+		return false // the work keeps its closed connection: its statements fail
+	}
 	w.conn.Release() // closed: the pool drops it
 	w.conn, w.tx.conn = conn, conn.Conn()
 	return true
 }
+
+// backendEndPolls bounds awaitEnded's questions: a backend that read its
+// client's close ends within milliseconds.
+const backendEndPolls = 1000
+
+// awaitEnded returns once the backend with pid no longer runs, asking
+// conn; an error if it cannot ask, or the backend still runs after
+// backendEndPolls questions a millisecond apart. A backend leaves
+// pg_stat_activity after its transaction is rolled back and its locks
+// released. Behind a pooler, pid names no backend of the server and
+// awaitEnded returns at once; the claim made again may then find the
+// lock still held, and be refused: the request is answered 409, and its
+// retry claims the key.
+func awaitEnded(ctx context.Context, conn *pgx.Conn, pid uint32) error {
+	for range backendEndPolls {
+		var runs bool
+		err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)", int32(pid)).Scan(&runs)
+		if err != nil || !runs {
+			return err
+		}
+		t := time.NewTimer(time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+	return errBackendRuns
+}
+
+var errBackendRuns = errors.New("pgstore: the backend of a closed connection still runs")
 
 // refusal is the answer to a refused claim whose lookup found row (if
 // found), as ClaimWork answers a claim that acquired nothing: the record
