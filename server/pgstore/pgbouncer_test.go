@@ -61,10 +61,10 @@ func TestPgBouncerConformance(t *testing.T) {
 // bouncerService is the payment API of the race test with its store on a
 // pool through PgBouncer; the test's own reads of the charges and the
 // records go to the database directly.
-func bouncerService(t *testing.T, naive bool) *service {
+func bouncerService(t *testing.T, naive, pipelined bool) *service {
 	t.Helper()
 	svc := &service{pool: newPool(t, poolConfig(t, 4)), table: tableName()}
-	s, err := pgstore.New(bouncerPool(t, 20), pgstore.Options{Table: svc.table, Transactional: true})
+	s, err := pgstore.New(bouncerPool(t, 20), pgstore.Options{Table: svc.table, Transactional: true, PipelineClaim: pipelined})
 	require.NoError(t, err)
 	t.Cleanup(s.Close)
 	if naive {
@@ -93,7 +93,10 @@ func mustSchema(t *testing.T, table string) string {
 
 // TestPgBouncerRaceOneCharge is TestRaceOneCharge through PgBouncer in
 // transaction pooling: 100 identical requests at once, 20 times, each key
-// charged exactly once, and every answer 201 or 409. The naive variant
+// charged exactly once, and every answer 201 or 409, with the claim made
+// before the handler runs and pipelined with its charge
+// (Options.PipelineClaim, whose batches of a claim and a statement go
+// through the pooler as one transaction's). The naive variant
 // runs the store on the given pool as pgstore did before it checked for a
 // pooler: pgx's prepared statements meet other clients' server
 // connections, and requests are refused (503) for SQLSTATE 26000 and
@@ -109,29 +112,31 @@ func TestPgBouncerRaceOneCharge(t *testing.T) {
 			w.WriteHeader(http.StatusCreated)
 		}
 	}
-	t.Run("pgstore", func(t *testing.T) {
-		t.Parallel()
-		svc := bouncerService(t, false)
-		svc.serveIdem(t, nil, server.Options{}, charge(svc))
-		for round := range raceRounds {
-			key := fmt.Sprintf("bouncer-%d", round)
-			fresh := 0
-			for _, rep := range stampede(t, svc, key) {
-				switch {
-				case rep.status == http.StatusCreated && !rep.replayed:
-					fresh++
-				case rep.status == http.StatusCreated, rep.status == http.StatusConflict:
-				default:
-					t.Errorf("round %d: unexpected answer %d %s", round, rep.status, rep.body)
+	for _, pipelined := range []bool{false, true} {
+		t.Run(fmt.Sprint("pgstore, pipelined claim ", pipelined), func(t *testing.T) {
+			t.Parallel()
+			svc := bouncerService(t, false, pipelined)
+			svc.serveIdem(t, nil, server.Options{}, charge(svc))
+			for round := range raceRounds {
+				key := fmt.Sprintf("bouncer-%d", round)
+				fresh := 0
+				for _, rep := range stampede(t, svc, key) {
+					switch {
+					case rep.status == http.StatusCreated && !rep.replayed:
+						fresh++
+					case rep.status == http.StatusCreated, rep.status == http.StatusConflict:
+					default:
+						t.Errorf("round %d: unexpected answer %d %s", round, rep.status, rep.body)
+					}
 				}
+				require.Equal(t, 1, fresh, "round %d: requests that ran the handler", round)
+				require.Equal(t, 1, svc.charged(t, key), "round %d: charges", round)
 			}
-			require.Equal(t, 1, fresh, "round %d: requests that ran the handler", round)
-			require.Equal(t, 1, svc.charged(t, key), "round %d: charges", round)
-		}
-	})
+		})
+	}
 	t.Run("naive: the pool's prepared statements", func(t *testing.T) {
 		t.Parallel()
-		svc := bouncerService(t, true)
+		svc := bouncerService(t, true, false)
 		svc.serveIdem(t, nil, server.Options{}, charge(svc))
 		refused, answers := 0, 0
 		for round := 0; round < raceRounds && refused == 0; round++ {
