@@ -82,13 +82,17 @@ func benchClient(cfg config) *clientResults {
 		runSequential(k, 50)
 	}
 
-	// Sequential latency, kinds interleaved round by round.
-	for range cfg.rounds {
-		for i, k := range kinds {
-			l, a := runSequential(k, cfg.seqOps)
+	// Sequential latency, kinds interleaved in short turns.
+	var steps []func(int)
+	for i, k := range kinds {
+		steps = append(steps, func(n int) {
+			l, a := runSequential(k, n)
 			res.rows[i].lat = append(res.rows[i].lat, l...)
 			res.rows[i].allocs = append(res.rows[i].allocs, a)
-		}
+		})
+	}
+	interleaved(cfg.rounds, cfg.seqOps, steps...)
+	for range cfg.rounds {
 		res.backToBack = append(res.backToBack, boltCommitFloor(dir, cfg.seqOps/4)...)
 	}
 

@@ -297,16 +297,17 @@ func overHTTP(cfg config, e env, rt *roundTrips, trips *redisTrips, res *serverR
 	if floor != nil {
 		floor.measure(50, &pgFloors{}) // warm up
 	}
-	for range cfg.rounds {
-		for i := range ss {
-			s := &ss[i]
-			keyed := s.row.keyed()
-			for range cfg.seqOps {
+	var steps []func(int)
+	for i := range ss {
+		s := &ss[i]
+		keyed := s.row.keyed()
+		steps = append(steps, func(n int) {
+			for range n {
 				d, _ := postCharge(s.http, s.url, keyIf(keyed, newKey()))
 				s.row.newKey = append(s.row.newKey, d)
 			}
 			if s.row.store != "" {
-				for range cfg.seqOps {
+				for range n {
 					d, replayed := postCharge(s.http, s.url, replayKeys[i])
 					if !replayed {
 						must(fmt.Errorf("%s: a repeat was not replayed", s.row.name))
@@ -314,20 +315,23 @@ func overHTTP(cfg config, e env, rt *roundTrips, trips *redisTrips, res *serverR
 					s.row.replay = append(s.row.replay, d)
 				}
 			}
-		}
-		if rf != nil {
-			for range cfg.seqOps {
+		})
+	}
+	if rf != nil {
+		steps = append(steps, func(n int) {
+			for range n {
 				d, replayed := postCharge(rf.http, rf.url, floorReplayKey)
 				if !replayed {
 					must(fmt.Errorf("%s: not answered as a replay", floorReplay))
 				}
 				res.replayFloor = append(res.replayFloor, d)
 			}
-		}
-		if floor != nil {
-			floor.measure(cfg.seqOps, res.floors)
-		}
+		})
 	}
+	if floor != nil {
+		steps = append(steps, func(n int) { floor.measure(n, res.floors) })
+	}
+	interleaved(cfg.rounds, cfg.seqOps, steps...)
 	// The load comes from many clients, as a service's would: memstore
 	// bounds the keys one client (scope) may hold within their retention
 	// to a share of the store, and a single client would fill its share.
