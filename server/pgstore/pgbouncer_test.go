@@ -117,21 +117,7 @@ func TestPgBouncerRaceOneCharge(t *testing.T) {
 			t.Parallel()
 			svc := bouncerService(t, false, pipelined)
 			svc.serveIdem(t, nil, server.Options{}, charge(svc))
-			for round := range raceRounds {
-				key := fmt.Sprintf("bouncer-%d", round)
-				fresh := 0
-				for _, rep := range stampede(t, svc, key) {
-					switch {
-					case rep.status == http.StatusCreated && !rep.replayed:
-						fresh++
-					case rep.status == http.StatusCreated, rep.status == http.StatusConflict:
-					default:
-						t.Errorf("round %d: unexpected answer %d %s", round, rep.status, rep.body)
-					}
-				}
-				require.Equal(t, 1, fresh, "round %d: requests that ran the handler", round)
-				require.Equal(t, 1, svc.charged(t, key), "round %d: charges", round)
-			}
+			oneChargeEachRound(t, svc, "bouncer")
 		})
 	}
 	t.Run("naive: the pool's prepared statements", func(t *testing.T) {

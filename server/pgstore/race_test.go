@@ -77,21 +77,7 @@ func TestRaceOneCharge(t *testing.T) {
 				w.WriteHeader(http.StatusCreated)
 				fmt.Fprint(w, `{"status":"charged"}`)
 			})
-			for round := range raceRounds {
-				key := fmt.Sprintf("race-%d", round)
-				fresh := 0
-				for _, rep := range stampede(t, svc, key) {
-					switch {
-					case rep.status == http.StatusCreated && !rep.replayed:
-						fresh++
-					case rep.status == http.StatusCreated, rep.status == http.StatusConflict:
-					default:
-						t.Errorf("round %d: unexpected answer %d %s", round, rep.status, rep.body)
-					}
-				}
-				require.Equal(t, 1, fresh, "round %d: requests that ran the handler", round)
-				require.Equal(t, 1, svc.charged(t, key), "round %d: charges", round)
-			}
+			oneChargeEachRound(t, svc, "race")
 		})
 	}
 
@@ -107,6 +93,29 @@ func TestRaceOneCharge(t *testing.T) {
 		}
 		assert.Greater(t, most, 1, "the naive handler never charged twice: the stampede does not race")
 	})
+}
+
+// oneChargeEachRound sends raceRounds stampedes, each with a key of its
+// own named after prefix, to svc, and requires of each that one request
+// ran the handler, every other was answered 201 (a replay) or 409, and
+// the key was charged once.
+func oneChargeEachRound(t *testing.T, svc *service, prefix string) {
+	t.Helper()
+	for round := range raceRounds {
+		key := fmt.Sprintf("%s-%d", prefix, round)
+		fresh := 0
+		for _, rep := range stampede(t, svc, key) {
+			switch {
+			case rep.status == http.StatusCreated && !rep.replayed:
+				fresh++
+			case rep.status == http.StatusCreated, rep.status == http.StatusConflict:
+			default:
+				t.Errorf("round %d: unexpected answer %d %s", round, rep.status, rep.body)
+			}
+		}
+		require.Equal(t, 1, fresh, "round %d: requests that ran the handler", round)
+		require.Equal(t, 1, svc.charged(t, key), "round %d: charges", round)
+	}
 }
 
 // naiveHandler is the payment API without the middleware: it looks for an
