@@ -71,7 +71,7 @@ func (w *txWork) claimBatch() *pgx.Batch {
 // prepares a batch's statements before it runs any, and one failed to
 // prepare), the claim stays to be sent.
 func (w *txWork) sendClaim(ctx context.Context, b *pgx.Batch) (pgx.BatchResults, error) {
-	br := w.conn.Conn().SendBatch(ctx, b)
+	br := w.tx.conn.SendBatch(ctx, b)
 	var (
 		locked, settings string
 		oid              uint32
@@ -106,7 +106,7 @@ func (w *txWork) sendClaim(ctx context.Context, b *pgx.Batch) (pgx.BatchResults,
 		b.QueuedQueries = nil
 	}
 	_ = br.Close()
-	switch c := w.conn.Conn(); {
+	switch c := w.tx.conn; {
 	case refused:
 		if oid != 0 && oid != w.pending {
 			w.s.tableOID.Store(oid) // the table was created anew
@@ -127,25 +127,31 @@ func (w *txWork) sendClaim(ctx context.Context, b *pgx.Batch) (pgx.BatchResults,
 }
 
 // reconnect replaces the work's closed connection with another from the
-// pool, for a claim still to be made, and reports whether it did. The
+// pool, for a claim still to be made, and reports whether it did. It gives
+// the closed connection back first: when every connection of the pool is
+// held by a work, the one it takes can only be the one it gave back. The
 // closed connection's backend may have taken the key's lock before it
 // read the close, and holds it until it ends: reconnect waits for it to
 // end (see awaitEnded), so that the claim made again does not find the
-// work's own lock and refuse the work.
+// work's own lock and refuse the work. If it cannot, the work is left
+// with no pooled connection (w.conn nil) and the closed one as its
+// transaction's, whose statements fail.
 func (w *txWork) reconnect(ctx context.Context) bool {
 	pool, err := w.s.conns(ctx)
 	if err != nil {
 		return false
 	}
+	closed := w.tx.conn
+	w.conn.Release() // closed: the pool drops it, and may open another
+	w.conn = nil
 	conn, err := pool.Acquire(ctx)
 	if err != nil {
 		return false
 	}
-	if awaitEnded(ctx, conn.Conn(), w.conn.Conn().PgConn().PID()) != nil {
+	if awaitEnded(ctx, conn.Conn(), closed.PgConn().PID()) != nil {
 		conn.Release()
-		return false // the work keeps its closed connection: its statements fail
+		return false
 	}
-	w.conn.Release() // closed: the pool drops it
 	w.conn, w.tx.conn = conn, conn.Conn()
 	return true
 }
@@ -165,7 +171,7 @@ const backendEndPolls = 1000
 func awaitEnded(ctx context.Context, conn *pgx.Conn, pid uint32) error {
 	for range backendEndPolls {
 		var runs bool
-		err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1)", int32(pid)).Scan(&runs)
+		err := conn.QueryRow(ctx, "SELECT EXISTS (SELECT FROM pg_stat_activity WHERE pid = $1 AND pid <> pg_backend_pid())", int32(pid)).Scan(&runs)
 		if err != nil || !runs {
 			return err
 		}

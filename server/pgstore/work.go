@@ -70,10 +70,10 @@ func (s *Store) begin(ctx context.Context, conn *pgxpool.Conn) error {
 type txWork struct {
 	s     *Store
 	k     server.Key
-	token string      // BeginWork's lease token
-	lock  *lockedWork // ClaimWork's claim
-	conn  *pgxpool.Conn
-	tx    *workTx // the handler's view of the transaction
+	token string        // BeginWork's lease token
+	lock  *lockedWork   // ClaimWork's claim
+	conn  *pgxpool.Conn // nil once the work ended, or reconnect gave it back closed and got none
+	tx    *workTx       // the handler's view of the transaction, on tx.conn (conn's, or the closed one)
 	done  bool
 
 	// pending is, for a claim sent with the work's first statement
@@ -126,7 +126,7 @@ func (w *txWork) Commit(ctx context.Context, resp server.StoredResponse, retenti
 		return w.endRefused()
 	}
 	defer w.end()
-	switch st := w.conn.Conn().PgConn().TxStatus(); st {
+	switch st := w.tx.conn.PgConn().TxStatus(); st {
 	case 'T':
 	case 'E':
 		w.rollback(ctx)
@@ -148,7 +148,7 @@ func (w *txWork) Commit(ctx context.Context, resp server.StoredResponse, retenti
 		b.Queue(w.s.q.commit, completeArgs(w.k, w.token, resp, retention)...)
 	}
 	b.Queue("COMMIT")
-	br := w.conn.SendBatch(ctx, b)
+	br := w.tx.conn.SendBatch(ctx, b)
 	_, fenceErr := br.Exec()
 	var commitErr error
 	if fenceErr == nil {
@@ -188,7 +188,7 @@ func (w *txWork) Rollback(ctx context.Context) error {
 		return w.endRefused()
 	}
 	defer w.end()
-	c := w.conn.Conn()
+	c := w.tx.conn
 	if c.IsClosed() {
 		awaitCleanup(ctx, c)
 		return nil // the server rolls back when it sees the connection close
@@ -233,7 +233,7 @@ const cleanupWait = time.Second
 // connection in a transaction; end then destroys it instead of pooling it,
 // which rolls the transaction back on the server.
 func (w *txWork) rollback(ctx context.Context) {
-	if c := w.conn.Conn(); !c.IsClosed() && c.PgConn().TxStatus() != 'I' {
+	if c := w.tx.conn; !c.IsClosed() && c.PgConn().TxStatus() != 'I' {
 		_, _ = c.Exec(ctx, "ROLLBACK")
 	}
 }
@@ -252,6 +252,8 @@ func (w *txWork) endRefused() error {
 // still inside a transaction. The handler's transaction was closed to it
 // (tx.end) before.
 func (w *txWork) end() {
-	w.conn.Release()
+	if w.conn != nil { // nil once reconnect gave back a closed one
+		w.conn.Release()
+	}
 	w.conn, w.done = nil, true
 }
