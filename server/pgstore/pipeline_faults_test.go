@@ -172,6 +172,22 @@ func backendPid(t *testing.T, wctx context.Context) int32 {
 	return pid
 }
 
+// charge claims k with ClaimWork and runs its charge, the claim pipelined
+// with it, and returns the work, not ended (rolled back at cleanup), and
+// the pid of the backend its transaction runs on.
+func (e *faultEnv) charge(t *testing.T, k server.Key) (server.Work, int32) {
+	t.Helper()
+	ctx := context.Background()
+	c, wctx, w, err := e.s.ClaimWork(ctx, k, "fp")
+	require.NoError(t, err)
+	require.True(t, c.Acquired)
+	t.Cleanup(func() { _ = w.Rollback(ctx) })
+	tx, _ := pgstore.Tx(wctx)
+	_, err = tx.Exec(wctx, e.insert, k.Key, 1)
+	require.NoError(t, err)
+	return w, backendPid(t, wctx)
+}
+
 // requireNotRefused requires err, the end of a work whose claim was not
 // refused, to be an error and not a ClaimRefused.
 func requireNotRefused(t *testing.T, err error, msgAndArgs ...any) {
@@ -325,14 +341,7 @@ func TestPipelineFaultBeforeCommit(t *testing.T) {
 			e := newFaultEnv(t, 2)
 			ctx := context.Background()
 			k := server.Key{Key: "k"}
-			c, wctx, w, err := e.s.ClaimWork(ctx, k, "fp")
-			require.NoError(t, err)
-			require.True(t, c.Acquired)
-			t.Cleanup(func() { _ = w.Rollback(ctx) })
-			tx, _ := pgstore.Tx(wctx)
-			_, err = tx.Exec(wctx, e.insert, k.Key, 1)
-			require.NoError(t, err)
-			pid := backendPid(t, wctx)
+			w, pid := e.charge(t, k)
 			require.Equal(t, 1, e.advisoryLocks(t, pid), "the claim's lock")
 
 			commitCtx := ctx
@@ -344,7 +353,7 @@ func TestPipelineFaultBeforeCommit(t *testing.T) {
 				cancel()
 				commitCtx = cctx
 			}
-			err = w.Commit(commitCtx, server.StoredResponse{Status: http.StatusCreated, Body: []byte("ok")}, retention)
+			err := w.Commit(commitCtx, server.StoredResponse{Status: http.StatusCreated, Body: []byte("ok")}, retention)
 			requireNotRefused(t, err)
 			require.NotErrorIs(t, err, server.ErrLeaseLost)
 			if fault == "cancelled" {
@@ -376,14 +385,7 @@ func TestPipelineFaultDuringCommit(t *testing.T) {
 			e := newFaultEnv(t, 2)
 			ctx := context.Background()
 			k := server.Key{Key: "k"}
-			c, wctx, w, err := e.s.ClaimWork(ctx, k, "fp")
-			require.NoError(t, err)
-			require.True(t, c.Acquired)
-			t.Cleanup(func() { _ = w.Rollback(ctx) })
-			tx, _ := pgstore.Tx(wctx)
-			_, err = tx.Exec(wctx, e.insert, k.Key, 1)
-			require.NoError(t, err)
-			pid := backendPid(t, wctx)
+			w, pid := e.charge(t, k)
 
 			other, err := e.other.Begin(ctx)
 			require.NoError(t, err)
