@@ -217,14 +217,20 @@
 // that sends no statement has its claim sent before the outcome is
 // recorded. A first statement PostgreSQL refuses to prepare (a syntax
 // error) runs nothing, the claim with it, and the claim goes with the
-// next. So does one whose arguments pgx cannot encode, although pgx
-// closes the connection on which it had begun to send the claim: the work
-// takes another from the pool, and the claim goes with its next
-// statement on that one. In this
-// mode the Claim ClaimWork returns never reports TakenOver: whether the
-// key was taken over is known only once the claim is sent. Keys that are not ASCII, in a database whose encoding is not
-// UTF-8, and the Store's first claim, are claimed before the handler runs,
-// as without the option.
+// next. So does one whose arguments pgx cannot encode, and one whose
+// connection closed before the claim's answer came (its backend
+// terminated): pgx closes the connection on which it had begun to send
+// the claim, and the work gives it back to the pool, takes another, waits
+// for the closed one's backend to end (it may hold the key's lock until
+// it does), and sends the claim with its next statement on that one. If
+// it cannot have another, the work's statements fail, and its key is free
+// once that backend ends. In this mode the Claim ClaimWork returns never
+// reports TakenOver: whether the key was taken over is known only once
+// the claim is sent. Keys that are not ASCII, in a database whose
+// encoding is not UTF-8, and the Store's first claim, are claimed before
+// the handler runs, as without the option. The mode works behind a
+// pooler in transaction pooling (see Connection poolers): the claim and
+// the statement are one transaction's.
 //
 // The mode is safe only for handlers that make no effect outside the
 // database before their first statement through Tx has returned without
