@@ -214,8 +214,9 @@
 // cannot share the claim's round trip (an Exec without arguments, which
 // may hold several statements; a statement with a query option; COPY; a
 // savepoint; large objects) is sent after the claim alone, and a handler
-// that sends no statement has its claim sent before the outcome is
-// recorded. A first statement PostgreSQL refuses to prepare (a syntax
+// that sends no statement has its claim sent when its work ends, before
+// its outcome is recorded or its failure answered: a repeat is answered
+// as its claim either way. A first statement PostgreSQL refuses to prepare (a syntax
 // error) runs nothing, the claim with it, and the claim goes with the
 // next. So does one whose arguments pgx cannot encode, and one whose
 // connection closed before the claim's answer came (its backend

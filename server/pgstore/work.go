@@ -179,11 +179,24 @@ func (w *txWork) Commit(ctx context.Context, resp server.StoredResponse, retenti
 // Rollback discards the work's writes and returns its connection to the
 // pool; under ClaimWork's lock that frees the key. It does nothing once
 // the work has ended, so it is safe to defer.
+//
+// A pipelined claim not sent yet (the handler sent no statement) is sent
+// first, as Commit sends it: the request is answered as its claim, a
+// replay or 409 for a repeat (ClaimRefused), whatever the handler
+// answered; only a request that holds the key gets the handler's own
+// failure.
 func (w *txWork) Rollback(ctx context.Context) error {
 	if w.done {
 		return nil
 	}
 	w.tx.end()
+	if w.pending != 0 {
+		if err := w.claim(ctx); err != nil && !errors.Is(err, ErrNotClaimed) {
+			w.rollback(ctx)
+			w.end()
+			return translate(ctx, "rollback", err)
+		}
+	}
 	if w.refused != nil {
 		return w.endRefused()
 	}
