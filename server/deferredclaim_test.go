@@ -123,8 +123,13 @@ func (w *deferredUnit) Rollback(context.Context) error {
 	case w.r != nil:
 		w.s.logEnd(w.k, "Rollback")
 		w.r.lock.Unlock()
-	default:
-		w.s.logEnd(w.k, "Rollback unsent") // nothing was claimed, nothing ran
+	default: // the claim is sent at the end, as Commit sends it
+		if err := w.claim(); err != nil {
+			w.s.logEnd(w.k, "Rollback refused")
+			return &server.ClaimRefused{Claim: *w.refused}
+		}
+		w.s.logEnd(w.k, "Rollback")
+		w.r.lock.Unlock()
 	}
 	return nil
 }
@@ -134,7 +139,8 @@ func (w *deferredUnit) Rollback(context.Context) error {
 // and its own answer thrown away: the request is answered as its claim
 // (409 while the first runs, then a replay of the first's answer, 422 for
 // another body), whatever the handler answered, or if it panicked, or
-// made no statement at all. The work's effect happens once. The
+// made no statement at all, whether it then succeeded (the work ends with
+// Commit) or failed (with Rollback). The work's effect happens once. The
 // observer sees each refused request as its claim's outcome.
 func TestDeferredClaim(t *testing.T) {
 	t.Parallel()
@@ -151,9 +157,13 @@ func TestDeferredClaim(t *testing.T) {
 		h := server.Middleware(store, server.Options{SingleTenant: true, Observer: obs, Wait: 0})(
 			http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 				mode := r.Header.Get("Mode")
-				if mode == "no statement" {
+				switch mode {
+				case "no statement":
 					w.WriteHeader(http.StatusAccepted)
 					w.Write([]byte("answered without a statement"))
+					return
+				case "failed without a statement":
+					http.Error(w, "statement failed: none made", http.StatusServiceUnavailable)
 					return
 				}
 				if err := deferredStatement(r.Context()); err != nil {
@@ -181,7 +191,8 @@ func TestDeferredClaim(t *testing.T) {
 		go func() { first <- serve("hold", "a") }()
 		synctest.Wait() // the first holds the key
 
-		for _, mode := range []string{"", "panic", "no statement"} {
+		modes := []string{"", "panic", "no statement", "failed without a statement"}
+		for _, mode := range modes {
 			rec := serve(mode, "a")
 			assert.Equal(t, http.StatusConflict, rec.Code, "mode %q while the first runs", mode)
 			assert.NotContains(t, rec.Body.String(), "statement failed")
@@ -191,7 +202,7 @@ func TestDeferredClaim(t *testing.T) {
 		require.Equal(t, http.StatusCreated, got.Code)
 		assert.Equal(t, "charged", got.Body.String())
 
-		for _, mode := range []string{"", "panic", "no statement"} {
+		for _, mode := range modes {
 			rec := serve(mode, "a")
 			assert.Equal(t, http.StatusCreated, rec.Code, "mode %q after the first", mode)
 			assert.Equal(t, "charged", rec.Body.String())
@@ -204,12 +215,12 @@ func TestDeferredClaim(t *testing.T) {
 		for _, e := range store.endsOf(k) {
 			ends[e]++
 		}
-		assert.Equal(t, map[string]int{"Commit": 1, "Rollback refused": 6, "Commit refused": 3}, ends)
+		assert.Equal(t, map[string]int{"Commit": 1, "Rollback refused": 9, "Commit refused": 3}, ends)
 		mu.Lock()
 		defer mu.Unlock()
 		assert.Equal(t, map[server.Outcome]int{
-			server.OutcomeExecuted: 1, server.OutcomeInFlight: 3,
-			server.OutcomeReplayed: 3, server.OutcomeKeyReused: 3,
+			server.OutcomeExecuted: 1, server.OutcomeInFlight: 4,
+			server.OutcomeReplayed: 4, server.OutcomeKeyReused: 4,
 		}, outcomes)
 	})
 }

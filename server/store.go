@@ -151,6 +151,9 @@ type WorkClaimer interface {
 	// A store may defer the claim, in a mode its user opts into: it then
 	// answers Acquired before asking anyone, and sends the claim together
 	// with the work's first statement, which runs only if the claim holds.
+	// A work that ends before any statement sends its claim then, in its
+	// Commit or its Rollback alike, so that a repeat is answered as its
+	// claim whether its work succeeded or failed.
 	// If the claim is refused once sent, the work's statements fail,
 	// nothing of the work commits, and the Work's Commit or Rollback
 	// returns a [*ClaimRefused] holding the answer the claim got; the
