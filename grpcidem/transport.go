@@ -266,7 +266,16 @@ func response(req *http.Request, st *status.Status, reply *emptypb.Empty, md met
 		}
 	}
 	code := statusFor(st)
-	if code == http.StatusUnprocessableEntity {
+	switch code {
+	case http.StatusConflict, http.StatusTooManyRequests, http.StatusServiceUnavailable, http.StatusGatewayTimeout:
+		// A status the client retries is never a recorded outcome: the
+		// server interceptor records none of them. A replay marker beside
+		// one came in the header of a call that then failed on its way
+		// back (the connection reset after the server's header was sent),
+		// and would have the client take that failure for the recorded
+		// answer, and stop.
+		h.Del(ReplayedHeader)
+	case http.StatusUnprocessableEntity:
 		// The signal idem's client reads as key reuse.
 		h.Set("Link", `<https://idem.dev/problems/idempotency-key-reused>; rel="describedby"`)
 	}
