@@ -112,8 +112,8 @@ func TestPgBouncerRaceOneCharge(t *testing.T) {
 			w.WriteHeader(http.StatusCreated)
 		}
 	}
-	for _, pipelined := range []bool{false, true} {
-		t.Run(fmt.Sprint("pgstore, pipelined claim ", pipelined), func(t *testing.T) {
+	for name, pipelined := range map[string]bool{"pgstore, claim first": false, "pgstore, claim pipelined": true} {
+		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			svc := bouncerService(t, false, pipelined)
 			svc.serveIdem(t, nil, server.Options{}, charge(svc))

@@ -195,9 +195,10 @@ func (p *pipeHTTP) waitIdle(t *testing.T) {
 // (500, 503, 429, a panic), on a key that is recorded or held by a first
 // still running. Without the pipelined claim (the control) the handler
 // never runs and the repeat is answered as its claim: the replay, or 409.
-// With it, the claim is never sent (Rollback of a work that sent nothing
-// sends nothing), and the repeat gets the handler's own answer instead of
-// the claim's.
+// With it, the handler runs, and the work's Rollback sends the claim the
+// handler did not: the repeat is answered as its claim all the same,
+// never with the handler's own answer (which it got while Rollback sent
+// nothing).
 func TestPipelineHTTPNoStatementReleasing(t *testing.T) {
 	t.Parallel()
 	p := newPipeHTTP(t, func(p *pipeHTTP, w http.ResponseWriter, r *http.Request) {
